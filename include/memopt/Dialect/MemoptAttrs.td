@@ -1,0 +1,97 @@
+//===- MemoptAttrs.td - memopt attributes and enums --------*- tablegen -*-===//
+#ifndef MEMOPT_ATTRS_TD
+#define MEMOPT_ATTRS_TD
+
+include "memopt/Dialect/MemoptDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Memopt_CompressionKind : I32EnumAttr<"CompressionKind",
+    "how a saved tensor is packed", [
+      I32EnumAttrCase<"bit", 0>,     // 0/1 values, 8 per byte
+      I32EnumAttrCase<"bool_", 1, "bool">, // 0/1 values, one byte each
+      I32EnumAttrCase<"uint8", 2>,   // integers in [0, 255], one byte each
+      I32EnumAttrCase<"sparse", 3>,  // indices of the ones of a 0/1 tensor
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::memopt";
+}
+
+// Printed as a bare keyword in op syntax (`memopt.offload host %x`).
+def Memopt_OffloadKind : I32EnumAttr<"OffloadKind",
+    "where an offloaded tensor lives", [
+      I32EnumAttrCase<"host", 0>,     // pinned host pool, copied on a side stream
+      I32EnumAttrCase<"unified", 1>,  // managed memory, prefetched and advised
+    ]> {
+  let cppNamespace = "::mlir::memopt";
+}
+
+class Memopt_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Memopt_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+
+//===----------------------------------------------------------------------===//
+// Arguments of memopt.op
+//===----------------------------------------------------------------------===//
+
+def Memopt_OperandRefAttr : Memopt_Attr<"OperandRef", "arg"> {
+  let summary = "a TorchScript argument that is an SSA operand";
+  let description = [{
+    In the `args` list of `memopt.op`, `#memopt.arg<N>` stands for the op's
+    N-th SSA operand at that argument position; every other entry is a
+    constant argument kept verbatim.
+  }];
+  let parameters = (ins "unsigned":$index);
+  let assemblyFormat = "`<` $index `>`";
+}
+
+def Memopt_NoneAttr : Memopt_Attr<"None", "none"> {
+  let summary = "the TorchScript `None` constant";
+}
+
+//===----------------------------------------------------------------------===//
+// Save policies of checkpoint-region inputs
+//===----------------------------------------------------------------------===//
+
+def Memopt_KeepPolicyAttr : Memopt_Attr<"KeepPolicy", "keep"> {
+  let summary = "save the region input as it is";
+}
+
+def Memopt_CompressPolicyAttr : Memopt_Attr<"CompressPolicy", "compress"> {
+  let summary = "save the region input packed with a compression kind";
+  let parameters = (ins EnumParameter<Memopt_CompressionKind>:$kind);
+  let assemblyFormat = "`<` $kind `>`";
+}
+
+def Memopt_OffloadPolicyAttr : Memopt_Attr<"OffloadPolicy", "offload"> {
+  let summary = "save the region input in host or unified memory";
+  let parameters = (ins EnumParameter<Memopt_OffloadKind>:$kind);
+  let assemblyFormat = "`<` $kind `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch cases
+//===----------------------------------------------------------------------===//
+
+def Memopt_DispatchCaseAttr : Memopt_Attr<"DispatchCase", "case"> {
+  let summary = "an exact input-signature guard and the function it calls";
+  let description = [{
+    `#memopt.case<[tensor<8x3x32x32xf32>] -> @forward_b8, count = 120>`
+    matches when every dispatch operand has exactly the listed static type.
+    `count` is how often the signature was recorded (0 when declared).
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"::mlir::Type", "guard types">:$guards,
+    "::mlir::FlatSymbolRefAttr":$callee,
+    DefaultValuedParameter<"int64_t", "0">:$count);
+  let assemblyFormat = "`<` `[` $guards `]` `->` $callee (`,` `count` `=` $count^)? `>`";
+}
+
+#endif // MEMOPT_ATTRS_TD

@@ -1,0 +1,243 @@
+//===- MemoptOps.td - memopt operations --------------------*- tablegen -*-===//
+#ifndef MEMOPT_OPS_TD
+#define MEMOPT_OPS_TD
+
+include "memopt/Dialect/MemoptTypes.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Graph operations
+//===----------------------------------------------------------------------===//
+
+def Memopt_TorchOp : Memopt_Op<"op", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "a call of any TorchScript operator";
+  let description = [{
+    Carries one TorchScript node by its qualified operator name, with every
+    argument in schema order: `#memopt.arg<N>` marks the N-th SSA operand,
+    any other entry is a constant argument kept exactly (integers, floats,
+    booleans, strings, nested lists, `#memopt.none`).
+
+    ```mlir
+    %y = memopt.op "aten::conv2d"(%x, %w, %b)
+           [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, [1, 1], [1, 1], [1, 1], 1]
+           : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
+    ```
+
+    Aliasing and effects come from the operator's schema at import:
+    `mutates` lists operands written in place (`aten::add_`, batch-norm's
+    running statistics), `views` gives for each result the operand it aliases
+    or -1, `nondeterministic` marks random operators (dropout) and
+    `side_effects` anything else that must neither move nor disappear. Every
+    `memopt.op` reads memory; one with any of these flags also writes it, so
+    no pass moves another op across it.
+  }];
+  let arguments = (ins
+    StrAttr:$name,
+    Variadic<AnyType>:$operands,
+    ArrayAttr:$args,
+    OptionalAttr<StrAttr>:$overload,
+    OptionalAttr<DenseI64ArrayAttr>:$mutates,
+    OptionalAttr<DenseI64ArrayAttr>:$views,
+    UnitAttr:$nondeterministic,
+    UnitAttr:$side_effects);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    $name `(` $operands `)` $args attr-dict `:` functional-type($operands, $results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True when the op neither writes memory nor draws random numbers.
+    bool isFunctional();
+  }];
+}
+
+class Memopt_StateOp<string mnemonic, string what> : Memopt_Op<mnemonic, [Pure]> {
+  let summary = "a module " # what # " named by its qualified path";
+  let results = (outs AnyTensor:$result);
+  let hasVerifier = 1;
+}
+
+def Memopt_ParamOp : Memopt_StateOp<"param", "parameter"> {
+  let description = [{
+    `memopt.param "layer1.0.conv1.weight" : tensor<64x64x3x3xf32>` is the
+    parameter with that `state_dict` key. `frozen` means `requires_grad` is
+    false.
+  }];
+  let arguments = (ins StrAttr:$path, UnitAttr:$frozen);
+  let assemblyFormat = "$path (`frozen` $frozen^)? attr-dict `:` type($result)";
+}
+
+def Memopt_BufferOp : Memopt_StateOp<"buffer", "buffer"> {
+  let description = [{
+    `memopt.buffer "bn1.running_mean" : tensor<64xf32>` is the buffer with
+    that key. `transient` marks a non-persistent buffer (not in `state_dict`).
+    Writes to buffers are `memopt.op`s that list them in `mutates`.
+  }];
+  let arguments = (ins StrAttr:$path, UnitAttr:$transient);
+  let assemblyFormat = "$path (`transient` $transient^)? attr-dict `:` type($result)";
+}
+
+def Memopt_GetAttrOp : Memopt_Op<"get_attr", [
+    MemoryEffects<[MemRead]>]> {
+  let summary = "read a non-tensor module attribute (e.g. `bn1.training`)";
+  let arguments = (ins StrAttr:$path);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$path attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Memopt_SetAttrOp : Memopt_Op<"set_attr", [
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "assign a module attribute in forward (prim::SetAttr)";
+  let description = [{
+    An explicit side effect: state of stateful neurons, counters. Nothing is
+    moved across it and a checkpoint region may not contain it.
+  }];
+  let arguments = (ins StrAttr:$path, AnyType:$value);
+  let assemblyFormat = "$path `=` $value attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Checkpoint regions
+//===----------------------------------------------------------------------===//
+
+def Memopt_CheckpointOp : Memopt_Op<"checkpoint", [
+    IsolatedFromAbove, SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "a region recomputed in backward instead of being kept";
+  let description = [{
+    Forward runs the body without keeping its intermediates; only the inputs
+    are saved, each by its policy (`#memopt.keep`, `#memopt.compress<bit>`,
+    `#memopt.offload<host>`, ...). Backward restores the inputs, replays the
+    random state and reruns the body with grad.
+
+    ```mlir
+    %r = memopt.checkpoint "layer1" (%x, %w) policies [#memopt.compress<bit>, #memopt.keep]
+        : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32> {
+    ^bb0(%a: tensor<8x16xf32>, %b: tensor<16x16xf32>):
+      %y = memopt.op "aten::matmul"(%a, %b) [#memopt.arg<0>, #memopt.arg<1>]
+          : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+      memopt.yield %y : tensor<8x16xf32>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$label, Variadic<AnyType>:$inputs,
+                       ArrayAttr:$policies);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $label `(` $inputs `)` `policies` $policies attr-dict `:`
+    functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+  }];
+}
+
+def Memopt_YieldOp : Memopt_Op<"yield", [
+    Pure, Terminator, ReturnLike, HasParent<"CheckpointOp">]> {
+  let summary = "the results of a checkpoint region";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compression
+//===----------------------------------------------------------------------===//
+
+def Memopt_CompressOp : Memopt_Op<"compress", [Pure]> {
+  let summary = "pack a binary or small-integer tensor";
+  let description = [{
+    `check` makes the runtime verify that every value is representable and
+    fail on the first that is not, instead of packing it wrongly.
+  }];
+  let arguments = (ins Memopt_FloatTensor:$input, UnitAttr:$check);
+  let results = (outs Memopt_PackedTensorType:$result);
+  let assemblyFormat = [{
+    $input (`check` $check^)? attr-dict `:` type($input) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Memopt_DecompressOp : Memopt_Op<"decompress", [Pure]> {
+  let summary = "restore the logical tensor of a packed tensor";
+  let arguments = (ins Memopt_PackedTensorType:$input);
+  let results = (outs Memopt_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Offload
+//===----------------------------------------------------------------------===//
+
+def Memopt_OffloadOp : Memopt_Op<"offload", [MemoryEffects<[MemWrite]>]> {
+  let summary = "start copying a saved tensor to host memory";
+  let arguments = (ins Memopt_OffloadKind:$kind, Memopt_SavedValue:$input);
+  let results = (outs Memopt_HostTensorType:$host, Memopt_TokenType:$done);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` qualified(type($host))";
+  let hasVerifier = 1;
+}
+
+def Memopt_PrefetchOp : Memopt_Op<"prefetch", [MemoryEffects<[MemWrite]>]> {
+  let summary = "start bringing an offloaded tensor back to the device";
+  let description = [{
+    `after` orders the copy behind other copies (the offload's token, or an
+    earlier prefetch when the prefetch depth is bounded).
+  }];
+  let arguments = (ins Memopt_HostTensorType:$host,
+                       Variadic<Memopt_TokenType>:$after);
+  let results = (outs Memopt_TokenType:$done);
+  let assemblyFormat = "$host (`after` $after^)? attr-dict `:` qualified(type($host))";
+}
+
+def Memopt_WaitOp : Memopt_Op<"wait", [
+    MemoryEffects<[MemRead]>,
+    TypesMatchWith<"result is the host tensor's payload", "host", "result",
+                   "::llvm::cast<HostTensorType>($_self).getPayload()">]> {
+  let summary = "block until a prefetch finished and use its tensor";
+  let arguments = (ins Memopt_TokenType:$ready, Memopt_HostTensorType:$host);
+  let results = (outs Memopt_SavedValue:$result);
+  let assemblyFormat = "$ready `,` $host attr-dict `:` qualified(type($host))";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Specialization
+//===----------------------------------------------------------------------===//
+
+def Memopt_DispatchOp : Memopt_Op<"dispatch", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "call the function specialized for the inputs' signature";
+  let description = [{
+    Cases are tried in order; the first whose guard types all equal the
+    operands' runtime types is called. Otherwise `fallback` is called; a
+    dispatch without fallback must be `strict` and fails at run time with a
+    message naming the unmatched signature.
+
+    ```mlir
+    %r = memopt.dispatch (%x) cases [
+        #memopt.case<[tensor<64x3x32x32xf32>] -> @forward_b64, count = 90>,
+        #memopt.case<[tensor<8x3x32x32xf32>] -> @forward_b8, count = 10>]
+        fallback @forward_generic : (tensor<?x3x32x32xf32>) -> tensor<?x10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$inputs, ArrayAttr:$cases,
+                       OptionalAttr<FlatSymbolRefAttr>:$fallback,
+                       UnitAttr:$strict);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    `(` $inputs `)` `cases` $cases (`fallback` $fallback^)? (`strict` $strict^)?
+    attr-dict `:` functional-type($inputs, $results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MEMOPT_OPS_TD

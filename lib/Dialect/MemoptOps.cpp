@@ -1,0 +1,163 @@
+//===- MemoptOps.cpp - memopt graph, compression and offload ops ----------===//
+#include "memopt/Dialect/MemoptOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+//===----------------------------------------------------------------------===//
+// Module paths
+//===----------------------------------------------------------------------===//
+
+/// A qualified module path: dot-separated, non-empty segments without spaces.
+static LogicalResult verifyModulePath(Operation *op, StringRef path) {
+  if (path.empty())
+    return op->emitOpError("module path must not be empty");
+  SmallVector<StringRef> segments;
+  path.split(segments, '.');
+  for (StringRef segment : segments) {
+    if (segment.empty())
+      return op->emitOpError("module path '")
+             << path << "' has an empty segment";
+    if (llvm::any_of(segment, [](char c) { return std::isspace(c); }))
+      return op->emitOpError("module path '") << path << "' contains a space";
+  }
+  return success();
+}
+
+LogicalResult ParamOp::verify() { return verifyModulePath(*this, getPath()); }
+LogicalResult BufferOp::verify() { return verifyModulePath(*this, getPath()); }
+LogicalResult GetAttrOp::verify() { return verifyModulePath(*this, getPath()); }
+LogicalResult SetAttrOp::verify() { return verifyModulePath(*this, getPath()); }
+
+//===----------------------------------------------------------------------===//
+// TorchOp
+//===----------------------------------------------------------------------===//
+
+/// Constant TorchScript arguments: numbers, booleans, strings, None and
+/// (nested) lists of them.
+static bool isConstantArgument(Attribute attr) {
+  if (isa<IntegerAttr, FloatAttr, BoolAttr, StringAttr, NoneAttr>(attr))
+    return true;
+  if (auto list = dyn_cast<ArrayAttr>(attr))
+    return llvm::all_of(list, isConstantArgument);
+  return false;
+}
+
+LogicalResult TorchOp::verify() {
+  StringRef name = getName();
+  size_t separator = name.find("::");
+  if (separator == StringRef::npos || separator == 0 ||
+      separator + 2 == name.size())
+    return emitOpError("operator name '")
+           << name << "' is not qualified (expected 'namespace::name')";
+
+  unsigned nextOperand = 0;
+  for (auto [position, arg] : llvm::enumerate(getArgs())) {
+    if (auto ref = dyn_cast<OperandRefAttr>(arg)) {
+      if (ref.getIndex() != nextOperand)
+        return emitOpError("argument #")
+               << position << " refers to operand " << ref.getIndex()
+               << ", expected operand " << nextOperand;
+      ++nextOperand;
+      continue;
+    }
+    if (!isConstantArgument(arg))
+      return emitOpError("argument #")
+             << position << " is not a TorchScript constant: " << arg;
+  }
+  if (nextOperand != getNumOperands())
+    return emitOpError("has ") << getNumOperands() << " operands but its args "
+                               << "reference " << nextOperand;
+
+  if (auto mutates = getMutates()) {
+    llvm::SmallSet<int64_t, 4> seen;
+    for (int64_t index : *mutates) {
+      if (index < 0 || index >= getNumOperands())
+        return emitOpError("mutated operand ")
+               << index << " is out of range [0, " << getNumOperands() << ")";
+      if (!seen.insert(index).second)
+        return emitOpError("mutated operand ") << index << " is listed twice";
+    }
+  }
+  if (auto views = getViews()) {
+    if (views->size() != getNumResults())
+      return emitOpError("views has ")
+             << views->size() << " entries for " << getNumResults()
+             << " results";
+    for (int64_t index : *views)
+      if (index < -1 || index >= getNumOperands())
+        return emitOpError("view of operand ")
+               << index << " is out of range [-1, " << getNumOperands() << ")";
+  }
+  return success();
+}
+
+bool TorchOp::isFunctional() {
+  return !getMutates() && !getNondeterministic() && !getSideEffects();
+}
+
+void TorchOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Aliasing is not modelled value by value, so every op reads the default
+  // resource and anything impure also writes it: nothing moves across it.
+  effects.emplace_back(MemoryEffects::Read::get());
+  if (!isFunctional())
+    effects.emplace_back(MemoryEffects::Write::get());
+}
+
+//===----------------------------------------------------------------------===//
+// Compression
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompressOp::verify() {
+  auto input = cast<TensorType>(getInput().getType());
+  if (!input.hasStaticShape())
+    return emitOpError("input must have a static shape, got ") << input;
+  PackedTensorType packed = getResult().getType();
+  if (packed.getLogicalType() != input)
+    return emitOpError("packed type ")
+           << packed << " does not match input type " << input;
+  return success();
+}
+
+LogicalResult DecompressOp::verify() {
+  PackedTensorType packed = getInput().getType();
+  if (packed.getLogicalType() != getResult().getType())
+    return emitOpError("result type ")
+           << getResult().getType() << " does not match packed type "
+           << packed;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Offload
+//===----------------------------------------------------------------------===//
+
+LogicalResult OffloadOp::verify() {
+  Type payload = getHost().getType().getPayload();
+  if (payload != getInput().getType())
+    return emitOpError("host type ")
+           << getHost().getType() << " does not hold input type "
+           << getInput().getType();
+  if (auto tensor = dyn_cast<TensorType>(getInput().getType()))
+    if (!tensor.hasStaticShape())
+      return emitOpError("input must have a static shape, got ") << tensor;
+  return success();
+}
+
+LogicalResult WaitOp::verify() {
+  Operation *producer = getReady().getDefiningOp();
+  if (producer && !isa<PrefetchOp>(producer))
+    return emitOpError("waits on a token of '")
+           << producer->getName() << "', expected one of 'memopt.prefetch'";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "memopt/Dialect/MemoptOps.cpp.inc"

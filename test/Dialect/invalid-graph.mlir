@@ -1,0 +1,121 @@
+// RUN: memopt-opt %s -split-input-file -verify-diagnostics
+// Every verifier rule of memopt.op, memopt.param, memopt.buffer,
+// memopt.get_attr and memopt.set_attr, with its exact message.
+
+func.func @unqualified(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.op' op operator name 'relu' is not qualified (expected 'namespace::name')}}
+  %y = memopt.op "relu"(%x) [#memopt.arg<0>] : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @empty_namespace(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.op' op operator name '::relu' is not qualified (expected 'namespace::name')}}
+  %y = memopt.op "::relu"(%x) [#memopt.arg<0>] : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @operand_order(%x: tensor<4xf32>, %z: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.op' op argument #0 refers to operand 1, expected operand 0}}
+  %y = memopt.op "aten::sub"(%x, %z) [#memopt.arg<1>, #memopt.arg<0>, 1] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @not_a_constant(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.op' op argument #1 is not a TorchScript constant: f32}}
+  %y = memopt.op "aten::relu"(%x) [#memopt.arg<0>, f32] : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @operand_ref_inside_list(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.op' op argument #0 is not a TorchScript constant: [#memopt.arg<0>]}}
+  %y = memopt.op "aten::cat"(%x) [[#memopt.arg<0>]] : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @unreferenced_operand(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.op' op has 1 operands but its args reference 0}}
+  %y = memopt.op "aten::relu"(%x) [] : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @mutates_out_of_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.op' op mutated operand 1 is out of range [0, 1)}}
+  %y = memopt.op "aten::relu_"(%x) [#memopt.arg<0>] {mutates = array<i64: 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @mutates_twice(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.op' op mutated operand 0 is listed twice}}
+  %y = memopt.op "aten::relu_"(%x) [#memopt.arg<0>] {mutates = array<i64: 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @views_size(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.op' op views has 2 entries for 1 results}}
+  %y = memopt.op "aten::view"(%x) [#memopt.arg<0>, [4]] {views = array<i64: 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @views_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.op' op view of operand 3 is out of range [-1, 1)}}
+  %y = memopt.op "aten::view"(%x) [#memopt.arg<0>, [4]] {views = array<i64: 3>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @empty_path() {
+  // expected-error @+1 {{'memopt.param' op module path must not be empty}}
+  %w = memopt.param "" : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @empty_segment() {
+  // expected-error @+1 {{'memopt.buffer' op module path 'bn..running_mean' has an empty segment}}
+  %w = memopt.buffer "bn..running_mean" : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @space_in_path() {
+  // expected-error @+1 {{'memopt.get_attr' op module path 'bn 1.training' contains a space}}
+  %t = memopt.get_attr "bn 1.training" : i1
+  return
+}
+
+// -----
+
+func.func @set_attr_path(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.set_attr' op module path 'lif.' has an empty segment}}
+  memopt.set_attr "lif." = %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @param_not_tensor() {
+  // expected-error @+1 {{'memopt.param' op result #0 must be tensor of any type values, but got 'i64'}}
+  %w = "memopt.param"() {path = "w"} : () -> i64
+  return
+}

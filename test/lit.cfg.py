@@ -1,0 +1,27 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "MEMOPT"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.memopt_obj_root, "test")
+# Inputs and generators live beside the tests but are not tests themselves.
+config.excludes = ["Inputs", "python", "unit", "CMakeLists.txt", "lit.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%memopt_src", config.memopt_src_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.memopt_tools_dir, config.llvm_tools_dir]
+tools = ["memopt-opt", "memopt-translate", "memopt-compile"]
+llvm_config.add_tool_substitutions(
+    [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

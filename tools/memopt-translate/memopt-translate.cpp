@@ -1,0 +1,29 @@
+//===- memopt-translate.cpp - import and export memopt modules ------------===//
+//
+// The TorchScript importer and exporter register their translations here
+// (--import-torchscript, --export-torchscript). This driver also round-trips
+// the dialect through MLIR bytecode, which the .mlir <-> .mlirbc tests use.
+//
+//===----------------------------------------------------------------------===//
+#include "memopt/Dialect/MemoptDialect.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+
+static void registerMemoptDialects(mlir::DialectRegistry &registry) {
+  registry.insert<mlir::memopt::MemoptDialect, mlir::func::FuncDialect>();
+}
+
+int main(int argc, char **argv) {
+  mlir::TranslateFromMLIRRegistration toBytecode(
+      "memopt-to-bytecode", "write a memopt module as MLIR bytecode",
+      [](mlir::Operation *op, llvm::raw_ostream &output) {
+        return mlir::writeBytecodeToFile(op, output);
+      },
+      registerMemoptDialects);
+  return mlir::failed(
+      mlir::mlirTranslateMain(argc, argv, "memopt import/export driver\n"));
+}
