@@ -1,0 +1,85 @@
+//===- ChainPlanner.h - optimal checkpointing of a chain --------*- C++ -*-===//
+//
+// A chain is a sequence of segments (operators, or groups of operators
+// between cut points of a DAG) where segment i consumes the boundary tensor
+// t_i and produces t_{i+1}. A plan partitions the chain into groups; each
+// group is either stored (autograd keeps what it saves, as without memopt)
+// or checkpointed (only its input is saved, kept, compressed or offloaded,
+// and the group is recomputed in backward).
+//
+// planChain finds the plan of least recompute + compression + transfer cost
+// whose modelled peak fits the budget, exactly (no discretisation): a
+// dynamic program over chain positions that keeps, for each prefix, the
+// Pareto frontier of (retained bytes, cost). evaluateChainPlan is the model
+// both the search and its brute-force test use.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_PLANNING_CHAINPLANNER_H
+#define MEMOPT_PLANNING_CHAINPLANNER_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::memopt {
+
+struct ChainSegment {
+  std::string label;         // module path or op range, for reports
+  int64_t inputBytes = 0;    // t_i, the tensor entering the segment
+  int64_t outputBytes = 0;   // t_{i+1}
+  int64_t savedBytes = 0;    // kept by autograd for backward, besides t_i/t_{i+1}
+  bool savesInput = false;   // autograd keeps t_i when the segment is stored
+  bool savesOutput = false;  // autograd keeps t_{i+1} when the segment is stored
+  int64_t backwardTransientBytes = 0; // workspace of the segment's backward
+  double forwardCost = 0;    // seconds to (re)compute the segment forward
+  // Bytes t_i packs to when provably binary/small-integer; nullopt if not.
+  std::optional<int64_t> packedInputBytes;
+  bool canStartRegion = true; // t_i is a cut point a region may start at
+  bool forceCheckpoint = false; // --checkpoint names this segment
+  bool forbidCheckpoint = false; // --no-checkpoint names this segment
+};
+
+enum class InputPolicy { Keep, Compress, Offload };
+
+struct ChainGroup {
+  unsigned begin = 0, end = 0; // segments [begin, end)
+  bool checkpointed = false;
+  InputPolicy policy = InputPolicy::Keep; // only for checkpointed groups
+};
+
+struct ChainPlannerOptions {
+  int64_t budgetBytes = INT64_MAX;
+  bool allowCompress = true;
+  bool allowOffload = false;      // only on CUDA plans
+  double compressSecondsPerByte = 0; // pack + unpack of the full-size input
+  double offloadSecondsPerByte = 0;  // exposed part of device<->host copies
+  unsigned maxGroupLength = 0;       // 0: unbounded
+};
+
+struct ChainPlan {
+  std::vector<ChainGroup> groups;
+  int64_t peakBytes = 0;
+  double cost = 0;
+  bool feasible = false; // false: no plan fits; groups is the least-peak plan
+};
+
+struct ChainPlanEvaluation {
+  int64_t peakBytes = 0;
+  double cost = 0;
+  bool valid = false; // respects canStartRegion / force / forbid flags
+};
+
+/// Peak and cost of `groups` (which must tile the chain) under the model.
+ChainPlanEvaluation evaluateChainPlan(const std::vector<ChainSegment> &chain,
+                                      const std::vector<ChainGroup> &groups,
+                                      const ChainPlannerOptions &options);
+
+/// The least-cost plan within the budget; if none fits, the plan of least
+/// peak (feasible = false), so callers can report the smallest reachable peak.
+ChainPlan planChain(const std::vector<ChainSegment> &chain,
+                    const ChainPlannerOptions &options);
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_PLANNING_CHAINPLANNER_H

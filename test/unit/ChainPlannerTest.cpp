@@ -1,0 +1,178 @@
+//===- ChainPlannerTest.cpp - the chain planner against brute force -------===//
+#include "memopt/Planning/ChainPlanner.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+using namespace mlir::memopt;
+
+namespace {
+
+/// Every tiling of the chain into stored segments and checkpointed groups
+/// with every input policy; the least cost within budget and the least peak.
+struct BruteForce {
+  double bestCost = INFINITY;
+  int64_t bestPeakWithinBudget = 0;
+  int64_t leastPeak = INT64_MAX;
+  unsigned plansTried = 0;
+};
+
+BruteForce bruteForce(const std::vector<ChainSegment> &chain,
+                      const ChainPlannerOptions &options) {
+  BruteForce result;
+  std::vector<ChainGroup> groups;
+  std::function<void(unsigned)> recurse = [&](unsigned position) {
+    if (position == chain.size()) {
+      ChainPlanEvaluation evaluation =
+          evaluateChainPlan(chain, groups, options);
+      if (!evaluation.valid)
+        return;
+      ++result.plansTried;
+      result.leastPeak = std::min(result.leastPeak, evaluation.peakBytes);
+      if (evaluation.peakBytes <= options.budgetBytes &&
+          evaluation.cost < result.bestCost) {
+        result.bestCost = evaluation.cost;
+        result.bestPeakWithinBudget = evaluation.peakBytes;
+      }
+      return;
+    }
+    groups.push_back({position, position + 1, false, InputPolicy::Keep});
+    recurse(position + 1);
+    groups.pop_back();
+    for (unsigned end = position + 1; end <= chain.size(); ++end)
+      for (InputPolicy policy :
+           {InputPolicy::Keep, InputPolicy::Compress, InputPolicy::Offload}) {
+        // Skip subtrees that can only end in invalid plans (saves time; the
+        // evaluation would reject them anyway).
+        if ((policy == InputPolicy::Offload && !options.allowOffload) ||
+            (policy == InputPolicy::Compress &&
+             !chain[position].packedInputBytes))
+          continue;
+        groups.push_back({position, end, true, policy});
+        recurse(end);
+        groups.pop_back();
+      }
+  };
+  recurse(0);
+  return result;
+}
+
+std::vector<ChainSegment> randomChain(std::mt19937 &rng, unsigned length) {
+  std::uniform_int_distribution<int64_t> bytes(1, 64);
+  std::uniform_int_distribution<int> coin(0, 9);
+  std::uniform_real_distribution<double> seconds(0.1, 3.0);
+  std::vector<ChainSegment> chain(length);
+  int64_t boundary = bytes(rng) * 1024;
+  for (unsigned i = 0; i < length; ++i) {
+    ChainSegment &segment = chain[i];
+    segment.label = "s" + std::to_string(i);
+    segment.inputBytes = boundary;
+    boundary = bytes(rng) * 1024;
+    segment.outputBytes = boundary;
+    segment.savedBytes = coin(rng) < 5 ? 0 : bytes(rng) * 512;
+    segment.savesInput = coin(rng) < 7;
+    segment.savesOutput = coin(rng) < 3;
+    segment.backwardTransientBytes = coin(rng) < 5 ? 0 : bytes(rng) * 256;
+    segment.forwardCost = seconds(rng);
+    if (coin(rng) < 3)
+      segment.packedInputBytes = segment.inputBytes / 32;
+    segment.canStartRegion = coin(rng) < 8;
+  }
+  return chain;
+}
+
+TEST(ChainPlanner, MatchesBruteForceOnRandomChains) {
+  std::mt19937 rng(20261121);
+  unsigned checked = 0, infeasible = 0;
+  for (unsigned trial = 0; trial < 60; ++trial) {
+    unsigned length = 1 + trial % 12;
+    std::vector<ChainSegment> chain = randomChain(rng, length);
+    ChainPlannerOptions options;
+    options.allowOffload = trial % 3 == 0 && length <= 9;
+    options.compressSecondsPerByte = 1e-6;
+    options.offloadSecondsPerByte = 4e-6;
+    // Budgets from generous to impossible, relative to storing everything.
+    ChainPlanEvaluation stored = evaluateChainPlan(
+        chain, {{0, length, false, InputPolicy::Keep}}, options);
+    ASSERT_TRUE(stored.valid);
+    for (double fraction : {1.1, 0.8, 0.6, 0.4, 0.05}) {
+      options.budgetBytes = static_cast<int64_t>(stored.peakBytes * fraction);
+      BruteForce expected = bruteForce(chain, options);
+      ChainPlan plan = planChain(chain, options);
+      ChainPlanEvaluation replayed =
+          evaluateChainPlan(chain, plan.groups, options);
+      ASSERT_TRUE(replayed.valid) << "trial " << trial;
+      EXPECT_EQ(replayed.peakBytes, plan.peakBytes) << "trial " << trial;
+      if (std::isfinite(expected.bestCost)) {
+        ASSERT_TRUE(plan.feasible) << "trial " << trial << " budget "
+                                   << options.budgetBytes;
+        EXPECT_NEAR(plan.cost, expected.bestCost, 1e-9) << "trial " << trial;
+        EXPECT_LE(plan.peakBytes, options.budgetBytes);
+      } else {
+        ++infeasible;
+        EXPECT_FALSE(plan.feasible) << "trial " << trial;
+        EXPECT_EQ(plan.peakBytes, expected.leastPeak) << "trial " << trial;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 300u);
+  EXPECT_GT(infeasible, 0u); // the 5% budgets exercise the infeasible path
+}
+
+TEST(ChainPlanner, GenerousBudgetStoresEverything) {
+  std::mt19937 rng(7);
+  std::vector<ChainSegment> chain = randomChain(rng, 10);
+  ChainPlannerOptions options;
+  ChainPlan plan = planChain(chain, options);
+  ASSERT_TRUE(plan.feasible);
+  EXPECT_EQ(plan.cost, 0);
+  for (const ChainGroup &group : plan.groups)
+    EXPECT_FALSE(group.checkpointed);
+}
+
+TEST(ChainPlanner, ForcedAndForbiddenSegmentsAreHonoured) {
+  std::mt19937 rng(11);
+  std::vector<ChainSegment> chain = randomChain(rng, 8);
+  for (ChainSegment &segment : chain)
+    segment.canStartRegion = true;
+  chain[3].forceCheckpoint = true;
+  chain[5].forbidCheckpoint = true;
+  ChainPlannerOptions options;
+  ChainPlan plan = planChain(chain, options);
+  ASSERT_TRUE(plan.feasible);
+  for (const ChainGroup &group : plan.groups) {
+    if (group.begin <= 3 && 3 < group.end)
+      EXPECT_TRUE(group.checkpointed);
+    if (group.begin <= 5 && 5 < group.end)
+      EXPECT_FALSE(group.checkpointed);
+  }
+}
+
+TEST(ChainPlanner, CompressesBinaryInputsWhenThatIsCheapest) {
+  // Two segments whose inputs are spikes: packing beats keeping them.
+  std::vector<ChainSegment> chain(2);
+  for (ChainSegment &segment : chain) {
+    segment.inputBytes = segment.outputBytes = 32 * 1024;
+    segment.savesInput = true;
+    segment.forwardCost = 1.0;
+    segment.packedInputBytes = 1024;
+  }
+  ChainPlannerOptions options;
+  options.compressSecondsPerByte = 1e-9;
+  ChainPlanEvaluation stored = evaluateChainPlan(
+      chain, {{0, 2, false, InputPolicy::Keep}}, options);
+  options.budgetBytes = stored.peakBytes - 16 * 1024;
+  ChainPlan plan = planChain(chain, options);
+  ASSERT_TRUE(plan.feasible);
+  bool compressed = false;
+  for (const ChainGroup &group : plan.groups)
+    compressed |= group.checkpointed && group.policy == InputPolicy::Compress;
+  EXPECT_TRUE(compressed);
+  EXPECT_LE(plan.peakBytes, options.budgetBytes);
+}
+
+} // namespace
