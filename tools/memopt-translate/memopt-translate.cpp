@@ -6,6 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Dialect/MemoptDialect.h"
+#ifdef MEMOPT_HAVE_TORCHSCRIPTIMPORT
+#include "memopt/Conversion/TorchScriptImport.h"
+#endif
+#ifdef MEMOPT_HAVE_TORCHSCRIPTEXPORT
+#include "memopt/Conversion/TorchScriptExport.h"
+#endif
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,6 +24,12 @@ static void registerMemoptDialects(mlir::DialectRegistry &registry) {
 }
 
 int main(int argc, char **argv) {
+#ifdef MEMOPT_HAVE_TORCHSCRIPTIMPORT
+  mlir::memopt::registerTorchScriptImportTranslation();
+#endif
+#ifdef MEMOPT_HAVE_TORCHSCRIPTEXPORT
+  mlir::memopt::registerTorchScriptExportTranslation();
+#endif
   mlir::TranslateFromMLIRRegistration toBytecode(
       "memopt-to-bytecode", "write a memopt module as MLIR bytecode",
       [](mlir::Operation *op, llvm::raw_ostream &output) {
