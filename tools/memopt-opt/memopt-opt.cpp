@@ -1,4 +1,5 @@
 //===- memopt-opt.cpp - run memopt passes on .mlir files ------------------===//
+#include "memopt/Analysis/TestPasses.h"
 #include "memopt/Dialect/MemoptDialect.h"
 #include "memopt/Transforms/Passes.h"
 
@@ -13,6 +14,7 @@ int main(int argc, char **argv) {
   mlir::registerInlinerPass();
   mlir::registerSymbolDCEPass();
   mlir::memopt::registerMemoptPasses();
+  mlir::memopt::registerAnalysisTestPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::memopt::MemoptDialect, mlir::func::FuncDialect>();

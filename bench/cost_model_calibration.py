@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+"""Calibrates the cost model (lib/Analysis/CostCoefficients.def) on this machine.
+
+For representative shapes of each operator class it measures the forward time
+of the PyTorch op (median of repeated runs), asks memopt-opt's cost model for
+the op's FLOPs and bytes (-memopt-test-cost-model, so the C++ formulas are the
+ones fitted), fits per class `seconds = overhead + a * flops + b * bytes`
+(non-negative least squares) and reports the median and worst relative error
+of the fitted model over all measured ops.
+
+    /usr/bin/python3 bench/cost_model_calibration.py --build build \
+        --write lib/Analysis/CostCoefficients.def
+"""
+import argparse
+import re
+import subprocess
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+DT = {torch.float32: "f32", torch.bool: "i1", torch.int64: "i64"}
+
+
+def ty(t):
+    return "tensor<" + "".join(f"{d}x" for d in t.shape) + f"{DT[t.dtype]}>"
+
+
+def mlir_const(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(mlir_const(x) for x in v) + "]"
+    if v is None:
+        return "#memopt.none"
+    if isinstance(v, float):
+        return f"{v:e}"
+    if isinstance(v, str):
+        return f'"{v}"'
+    return str(v)
+
+
+def case(cls, name, fn, args):
+    """args: tensors (operands) and constants in schema order."""
+    return dict(cls=cls, name=name, fn=fn, args=args)
+
+
+def cases():
+    r = torch.randn
+    out = []
+    for n, c, h, k, ks in [(8, 16, 32, 32, 3), (8, 32, 16, 64, 3),
+                           (4, 64, 16, 64, 1), (16, 3, 32, 16, 3),
+                           (8, 64, 8, 128, 3), (2, 128, 8, 128, 3)]:
+        x, w, b = r(n, c, h, h), r(k, c, ks, ks), r(k)
+        p = ks // 2
+        out.append(case("Conv", "aten::conv2d", lambda x, w, b, *_, p=p: F.conv2d(
+            x, w, b, 1, p), [x, w, b, [1, 1], [p, p], [1, 1], 1]))
+    for m, kk, nn in [(256, 256, 256), (1024, 512, 128), (64, 1024, 1024),
+                      (2048, 128, 512), (128, 64, 64)]:
+        out.append(case("Matmul", "aten::linear", F.linear,
+                        [r(m, kk), r(nn, kk), r(nn)]))
+    for bsz, m, kk, nn in [(16, 64, 32, 64), (8, 128, 64, 128)]:
+        out.append(case("Matmul", "aten::bmm", torch.bmm,
+                        [r(bsz, m, kk), r(bsz, kk, nn)]))
+    for numel in [10_000, 200_000, 2_000_000]:
+        x, y = r(numel // 100, 100), r(numel // 100, 100)
+        out += [case("Elementwise", "aten::relu", torch.relu, [x]),
+                case("Elementwise", "aten::sigmoid", torch.sigmoid, [x]),
+                case("Elementwise", "aten::gelu", lambda x, a: F.gelu(x), [x, "none"]),
+                case("Elementwise", "aten::add", lambda x, y, a: x + y, [x, y, 1]),
+                case("Elementwise", "aten::mul", torch.mul, [x, y]),
+                case("Reduction", "aten::softmax", lambda x, d, t: x.softmax(d),
+                     [x, -1, None]),
+                case("Reduction", "aten::sum", lambda x, t: x.sum(), [x, None])]
+    for n, c, h in [(8, 16, 32), (8, 64, 16), (32, 64, 32)]:
+        x = r(n, c, h, h)
+        out += [
+            case("Normalization", "aten::batch_norm",
+                 lambda x, w, b, m, v, *_: F.batch_norm(x, m, v, w, b, True),
+                 [x, r(c), r(c), torch.zeros(c), torch.ones(c), True, 0.1,
+                  1e-5, True]),
+            case("Pooling", "aten::max_pool2d",
+                 lambda x, *_: F.max_pool2d(x, 2, 2),
+                 [x, [2, 2], [2, 2], [0, 0], [1, 1], False]),
+            case("Pooling", "aten::adaptive_avg_pool2d",
+                 lambda x, s: F.adaptive_avg_pool2d(x, 1), [x, [1, 1]]),
+            case("Copy", "aten::cat", lambda l, d: torch.cat(l, d),
+                 [[x, x], 1])]
+    for s, d in [(64, 256), (197, 384), (512, 512)]:
+        x = r(8, s, d)
+        out.append(case("Normalization", "aten::layer_norm",
+                        lambda x, n, w, b, e, c: F.layer_norm(x, n, w, b, e),
+                        [x, [d], r(d), r(d), 1e-5, True]))
+    return out
+
+
+def measure(c, repeats=7):
+    args = c["args"]
+    with torch.no_grad():
+        c["fn"](*args)
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            c["fn"](*args)
+            times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def to_mlir(cases_):
+    lines = []
+    for i, c in enumerate(cases_):
+        operands, types, refs, pre = [], [], [], []
+        for a in c["args"]:
+            if isinstance(a, torch.Tensor):
+                refs.append(f"#memopt.arg<{len(operands)}>")
+                operands.append(f"%a{i}_{len(operands)}")
+                types.append(ty(a))
+            elif isinstance(a, list) and a and isinstance(a[0], torch.Tensor):
+                names = []
+                for t in a:
+                    names.append(f"%a{i}_{len(operands)}")
+                    operands.append(names[-1])
+                    types.append(ty(t))
+                lt = f"!memopt.list<{ty(a[0])}>"
+                pre.append(f"  %l{i} = memopt.op \"prim::ListConstruct\"("
+                           f"{', '.join(names)}) [{', '.join(f'#memopt.arg<{k}>' for k in range(len(names)))}]"
+                           f" : ({', '.join(ty(t) for t in a)}) -> {lt}")
+                refs.append("#memopt.arg<0>")
+            else:
+                refs.append(mlir_const(a))
+        with torch.no_grad():
+            res = c["fn"](*c["args"])
+        args_sig = ", ".join(f"{o}: {t}" for o, t in zip(operands, types))
+        lines.append(f"func.func @c{i}({args_sig}) -> {ty(res)} {{")
+        lines += pre
+        if pre:
+            ops, optys = f"%l{i}", f"!memopt.list<{types[0]}>"
+        else:
+            ops, optys = ", ".join(operands), ", ".join(types)
+        lines.append(f"  %r = memopt.op \"{c['name']}\"({ops}) [{', '.join(refs)}]"
+                     f" : ({optys}) -> {ty(res)}")
+        lines.append(f"  return %r : {ty(res)}\n}}")
+    return "\n".join(lines)
+
+
+def model_costs(build, cases_):
+    out = subprocess.run([f"{build}/bin/memopt-opt", "-memopt-test-cost-model",
+                          "-o", "/dev/null"], input=to_mlir(cases_),
+                         capture_output=True, text=True, check=True).stdout
+    rows = re.findall(r"class (\w+) flops (\d+) bytes (\d+)", out)
+    # One measured op per function; prim::ListConstruct is a free View.
+    return [(float(f), float(b)) for cls, f, b in rows if cls != "View"]
+
+
+def nnls(a, y):
+    """Non-negative least squares on relative error (rows scaled by 1/y)."""
+    from itertools import combinations
+    a, y = a / y[:, None], np.ones_like(y)
+    best = (np.inf, np.zeros(a.shape[1]))
+    for k in range(1, a.shape[1] + 1):
+        for cols in combinations(range(a.shape[1]), k):
+            x, *_ = np.linalg.lstsq(a[:, cols], y, rcond=None)
+            if (x < 0).any():
+                continue
+            full = np.zeros(a.shape[1])
+            full[list(cols)] = x
+            err = np.sum((a @ full - y) ** 2)
+            if err < best[0]:
+                best = (err, full)
+    return best[1]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--write", help="write CostCoefficients.def here")
+    opts = parser.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(opts.threads)
+    cs = cases()
+    costs = model_costs(opts.build, cs)
+    assert len(costs) == len(cs), (len(costs), len(cs))
+    times = np.array([measure(c) for c in cs])
+    coeffs, errors = {}, []
+    for cls in sorted({c["cls"] for c in cs}):
+        idx = [i for i, c in enumerate(cs) if c["cls"] == cls]
+        a = np.array([[costs[i][0], costs[i][1], 1.0] for i in idx])
+        x = nnls(a, times[idx])
+        coeffs[cls] = x
+        for i, pred in zip(idx, a @ x):
+            errors.append((abs(pred - times[i]) / times[i], cs[i]["name"],
+                           costs[i], times[i], pred))
+    rel = np.array([e[0] for e in errors])
+    print(f"{'op':28s} {'flops':>12s} {'bytes':>12s} {'measured':>10s} {'model':>10s} err")
+    for e in errors:
+        print(f"{e[1]:28s} {e[2][0]:12.0f} {e[2][1]:12.0f} {e[3]*1e3:9.3f}ms "
+              f"{e[4]*1e3:9.3f}ms {e[0]*100:5.1f}%")
+    print(f"ops: {len(rel)}  median relative error: {np.median(rel)*100:.1f}%  "
+          f"worst: {rel.max()*100:.1f}% (threads={opts.threads})")
+    if opts.write:
+        with open(opts.write, "w") as f:
+            f.write("// Generated by: /usr/bin/python3 bench/cost_model_calibration.py"
+                    f" --threads {opts.threads} --write {opts.write}\n"
+                    f"// on this machine; median relative error "
+                    f"{np.median(rel)*100:.1f}%, worst {rel.max()*100:.1f}%.\n"
+                    "// MEMOPT_COST_CLASS(class, secondsPerFlop, secondsPerByte,"
+                    " overheadSeconds)\n")
+            order = ["Conv", "Matmul", "Elementwise", "Reduction",
+                     "Normalization", "Pooling", "Copy", "View", "Unknown"]
+            for cls in order:
+                x = coeffs.get(cls)
+                if cls == "View":
+                    x = [0.0, 0.0, 1e-6]
+                if cls == "Unknown":
+                    x = coeffs["Elementwise"]
+                f.write(f"MEMOPT_COST_CLASS({cls}, {x[0]:.4e}, {x[1]:.4e}, "
+                        f"{x[2]:.4e})\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+//===- SavedTensorTable.h - what autograd saves per operator ----*- C++ -*-===//
+//
+// The table is generated from PyTorch by scripts/gen_saved_tensor_table.py
+// (lib/Analysis/SavedTensorTable.def). One row per operator and "pattern":
+// for each schema argument, 'g' (a tensor that requires grad), 't' (a tensor
+// that does not) or '-' (anything else), trailing '-' dropped. A row says
+// which tensors autograd saves, which results alias an argument and whether
+// each input gradient is a new buffer or passes the output gradient through.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_ANALYSIS_SAVEDTENSORTABLE_H
+#define MEMOPT_ANALYSIS_SAVEDTENSORTABLE_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::memopt {
+
+/// One tensor autograd keeps for backward.
+struct SavedItem {
+  enum class Kind { Arg, Result, New };
+  /// How big a new tensor is, relative to an argument or result.
+  enum class Size { Like, Dim1, Rows, Dim01, One };
+  Kind kind = Kind::Arg;
+  unsigned index = 0; // argument or result index (Arg/Result, or size base)
+  Size size = Size::Like;
+  bool sizeOfResult = false; // the size rule refers to a result
+  StringRef dtype;           // "same" (as the first tensor argument) or "i64"..
+};
+
+/// What a result is: a new allocation, or an alias of an argument
+/// (always, only when that argument is contiguous, or only when the result
+/// has the argument's type).
+struct ResultRule {
+  enum class Kind { New, Alias, AliasIfContiguous, AliasIfSameType };
+  Kind kind = Kind::New;
+  unsigned arg = 0;
+};
+
+enum class GradRule { New, Pass, None };
+
+struct SavedTensorRow {
+  StringRef op, pattern;
+  SmallVector<SavedItem> saved;
+  SmallVector<ResultRule> results;
+  SmallVector<GradRule> grads; // one per 'g' of the pattern, in order
+  StringRef savedText, resultsText, gradsText;
+};
+
+class SavedTensorTable {
+public:
+  /// The table compiled from SavedTensorTable.def (parsed once).
+  static const SavedTensorTable &get();
+
+  /// The row for exactly this pattern; otherwise the row of the same tensor
+  /// arguments where the fewest extra ones require grad (a safe over-
+  /// approximation); null when the operator has no such row.
+  const SavedTensorRow *lookup(StringRef op, StringRef pattern) const;
+  /// Any row of the operator (for result aliasing when nothing needs grad).
+  const SavedTensorRow *anyRow(StringRef op) const;
+  bool knows(StringRef op) const { return rowsByOp.count(op); }
+
+  /// Prints `op|pattern|saved|results|grads` rows, sorted, as the generator
+  /// script prints them.
+  void print(raw_ostream &os) const;
+
+private:
+  SavedTensorTable();
+  SmallVector<SavedTensorRow> rows;
+  llvm::StringMap<SmallVector<unsigned, 8>> rowsByOp;
+};
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_ANALYSIS_SAVEDTENSORTABLE_H

@@ -1,0 +1,77 @@
+//===- TrainingMemoryModel.h - live bytes of one training step --*- C++ -*-===//
+//
+// Predicts the peak memory of one training step (forward + backward) of a
+// memopt function, as docs/analyses.md and ARCHITECTURE.md define it: bytes
+// allocated above those live before the step (parameters, buffers, the
+// input batch and parameter .grad buffers are resident and not counted).
+//
+// Forward allocates results and the extra tensors autograd saves (dropout
+// noise, batch-norm statistics, max-pool indices); a tensor dies after its
+// last use unless returned or saved. Backward runs the autograd nodes in
+// reverse order: each allocates its input gradients (or passes the output
+// gradient through), then releases its saved tensors and output gradients.
+// A memopt.checkpoint saves only its inputs (by policy), runs its body
+// without saving, and in backward restores the inputs and recomputes the
+// body with saving before running its backward. Linear in the op count.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_ANALYSIS_TRAININGMEMORYMODEL_H
+#define MEMOPT_ANALYSIS_TRAININGMEMORYMODEL_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::memopt {
+
+enum class MemoryPhase { Forward, Recompute, Backward };
+StringRef stringifyMemoryPhase(MemoryPhase phase);
+
+/// The high-water mark of counted bytes while one op runs.
+struct TimelineEntry {
+  Operation *op;
+  MemoryPhase phase;
+  int64_t liveBytes;
+};
+
+struct TrainingMemoryOptions {
+  /// The loss gradient of each returned tensor is a new buffer (as with a
+  /// loss function, or `out.backward(torch.ones_like(out))`).
+  bool countOutputGradients = true;
+};
+
+class TrainingMemoryModel {
+public:
+  /// For getAnalysis<>: `op` is a func.func.
+  explicit TrainingMemoryModel(Operation *op);
+  TrainingMemoryModel(Operation *op, const TrainingMemoryOptions &options);
+
+  /// Predicted peak bytes of one step above the resident bytes.
+  int64_t predictPeak() const { return peakBytes; }
+  /// The entry where the peak is reached (null op for an empty function).
+  const TimelineEntry *getPeakEntry() const;
+  ArrayRef<TimelineEntry> getTimeline() const { return timeline; }
+  /// Bytes an op keeps alive for backward (distinct non-resident tensors it
+  /// saves, shared storages counted once per op); 0 for unknown ops.
+  int64_t getSavedBytes(Operation *op) const { return savedBytes.lookup(op); }
+  /// Bytes live at the end of forward (saved tensors and outputs).
+  int64_t getEndOfForwardBytes() const { return endOfForwardBytes; }
+  /// Parameters, buffers and inputs, plus one gradient per trainable param.
+  int64_t getResidentBytes() const { return residentBytes; }
+  /// Ops with tensor results that the saved-tensor table does not know (they
+  /// are modelled as saving every tensor operand and result) or whose
+  /// tensors have dynamic shapes.
+  ArrayRef<Operation *> getUnknownOps() const { return unknownOps; }
+
+private:
+  friend class MemorySimulator;
+  SmallVector<TimelineEntry> timeline;
+  llvm::DenseMap<Operation *, int64_t> savedBytes;
+  SmallVector<Operation *> unknownOps;
+  int64_t peakBytes = 0, endOfForwardBytes = 0, residentBytes = 0;
+  unsigned peakIndex = ~0u;
+};
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_ANALYSIS_TRAININGMEMORYMODEL_H

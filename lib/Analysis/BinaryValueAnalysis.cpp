@@ -1,0 +1,345 @@
+//===- BinaryValueAnalysis.cpp - tensors that hold only 0 and 1 -----------===//
+#include "memopt/Analysis/BinaryValueAnalysis.h"
+#include "OpMemoryEffects.h"
+#include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Dialect/MemoptOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+/// Operators whose result 0 holds a subset (or rearrangement) of the values
+/// of operand 0: casts keep exact 0 and 1, views and max-like reductions
+/// only pick existing elements.
+static bool preservesArg0(StringRef name) {
+  return llvm::StringSwitch<bool>(name)
+      .Cases("aten::to", "aten::type_as", "aten::view", "aten::reshape", true)
+      .Cases("aten::flatten", "aten::unflatten", "aten::permute", true)
+      .Cases("aten::transpose", "aten::t", "aten::contiguous", true)
+      .Cases("aten::clone", "aten::detach", "aten::squeeze", true)
+      .Cases("aten::unsqueeze", "aten::expand", "aten::expand_as", true)
+      .Cases("aten::select", "aten::slice", "aten::narrow", true)
+      .Cases("aten::chunk", "aten::split", "aten::unbind", true)
+      .Cases("aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d", true)
+      .Cases("aten::adaptive_max_pool2d", "aten::amax", "aten::amin", true)
+      .Cases("aten::max", "aten::min", "aten::relu", "aten::relu_", true)
+      .Cases("aten::abs", "aten::repeat", "aten::flip", "aten::roll", true)
+      .Cases("aten::index_select", "aten::gather", "aten::index", true)
+      .Cases("aten::pixel_shuffle", "aten::view_as", "aten::reshape_as", true)
+      .Cases("prim::ListUnpack", "prim::TupleUnpack", true)
+      .Cases("prim::TupleIndex", "aten::__getitem__", true)
+      .Default(false);
+}
+
+/// Operators producing only 0 and 1 whatever their (tensor) inputs.
+static bool alwaysBinary(StringRef name) {
+  return llvm::StringSwitch<bool>(name)
+      .Cases("aten::zeros", "aten::ones", "aten::zeros_like", true)
+      .Cases("aten::ones_like", "aten::new_zeros", "aten::new_ones", true)
+      .Cases("aten::bernoulli", "aten::bernoulli_", true)
+      .Default(false);
+}
+
+/// Operators that are binary when all their tensor operands are.
+static bool binaryWhenAllBinary(StringRef name) {
+  return llvm::StringSwitch<bool>(name)
+      .Cases("aten::mul", "aten::mul_", "aten::minimum", "aten::maximum", true)
+      .Cases("aten::__and__", "aten::__or__", "aten::__xor__", true)
+      .Cases("aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor", true)
+      .Cases("aten::cat", "aten::stack", "prim::ListConstruct", true)
+      .Cases("prim::TupleConstruct", "aten::where", true)
+      .Default(false);
+}
+
+static bool isZeroOrOne(Attribute attr) {
+  if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
+    return i.getValue().isZero() || i.getValue().isOne();
+  if (auto f = dyn_cast_or_null<FloatAttr>(attr))
+    return f.getValueAsDouble() == 0.0 || f.getValueAsDouble() == 1.0;
+  return false;
+}
+
+static bool isOne(Attribute attr) {
+  if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
+    return i.getValue().isOne();
+  if (auto f = dyn_cast_or_null<FloatAttr>(attr))
+    return f.getValueAsDouble() == 1.0;
+  return false;
+}
+
+static Attribute constArg(TorchOp op, unsigned pos) {
+  return pos < op.getArgs().size() ? op.getArgs()[pos] : Attribute();
+}
+
+/// `alpha` of add/sub: absent or the constant 1.
+static bool unitAlpha(TorchOp op) {
+  return op.getArgs().size() < 3 || isOne(constArg(op, 2));
+}
+
+static bool isTorchOp(Value v, StringRef name, TorchOp &op) {
+  op = v.getDefiningOp<TorchOp>();
+  return op && op.getName() == name;
+}
+
+/// `soft - soft.detach()` (alpha 1): exactly zero for finite `soft`.
+static bool isZeroStraightThrough(Value v) {
+  TorchOp sub, detach;
+  if (!isTorchOp(v, "aten::sub", sub) || sub->getNumOperands() != 2 ||
+      !unitAlpha(sub))
+    return false;
+  if (!isTorchOp(sub->getOperand(1), "aten::detach", detach))
+    return false;
+  return detach->getOperand(0) == sub->getOperand(0);
+}
+
+bool mlir::memopt::locationInModule(Location loc, StringRef path) {
+  auto matches = [&](StringRef name) {
+    return name == path ||
+           (name.starts_with(path) && name.size() > path.size() &&
+            name[path.size()] == '.');
+  };
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return matches(name.getName()) ||
+           locationInModule(name.getChildLoc(), path);
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    if (auto meta = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+      if (matches(meta.getValue()))
+        return true;
+    return llvm::any_of(fused.getLocations(),
+                        [&](Location l) { return locationInModule(l, path); });
+  }
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return locationInModule(call.getCallee(), path) ||
+           locationInModule(call.getCaller(), path);
+  return false;
+}
+
+namespace {
+/// 0: not binary, 1: binary by a user assertion, 2: proven binary.
+class Solver {
+public:
+  int get(Value v) const {
+    if (forcedNot.contains(v))
+      return 0;
+    if (auto tensor = dyn_cast<TensorType>(v.getType()))
+      if (tensor.getElementType().isInteger(1))
+        return 2; // bool tensors hold only 0 and 1
+    int l = level.lookup(v);
+    return assumedSeeds.contains(v) ? std::max(l, 1) : l;
+  }
+  void set(Value v, int l) {
+    if (l > 0 && isTensorLike(v.getType()) && !forcedNot.contains(v))
+      level[v] = l;
+  }
+  void visitBlock(Block &block) {
+    for (Operation &op : block)
+      visit(&op);
+  }
+  void visit(Operation *op);
+  void visitTorchOp(TorchOp op);
+
+  DenseMap<Value, int> level;
+  DenseSet<Value> forcedNot, assumedSeeds;
+};
+} // namespace
+
+void Solver::visit(Operation *op) {
+  if (auto torchOp = dyn_cast<TorchOp>(op))
+    return visitTorchOp(torchOp);
+  if (auto cp = dyn_cast<CheckpointOp>(op)) {
+    Block &body = cp.getBodyBlock();
+    for (auto [arg, input] : llvm::zip(body.getArguments(), cp.getInputs()))
+      set(arg, get(input));
+    visitBlock(body);
+    for (auto [result, value] :
+         llvm::zip(cp->getResults(), body.getTerminator()->getOperands()))
+      set(result, get(value));
+    return;
+  }
+  if (auto decompress = dyn_cast<DecompressOp>(op)) {
+    // bit, bool and sparse packing restore only 0 and 1.
+    if (decompress.getInput().getType().getKind() != CompressionKind::uint8)
+      set(decompress.getResult(), 2);
+  }
+}
+
+void Solver::visitTorchOp(TorchOp op) {
+  StringRef name = op.getName();
+  auto operand = [&](unsigned i) {
+    return i < op->getNumOperands() ? get(op->getOperand(i)) : 0;
+  };
+  auto allTensorOperands = [&] {
+    int l = 2;
+    bool any = false;
+    for (Value v : op.getOperands())
+      if (isTensorLike(v.getType())) {
+        any = true;
+        l = std::min(l, get(v));
+      }
+    return any ? l : 0;
+  };
+  unsigned tensorOperands = llvm::count_if(
+      op.getOperands(), [](Value v) { return isTensorLike(v.getType()); });
+  int l = 0;
+  if (alwaysBinary(name)) {
+    l = 2;
+  } else if (name == "aten::where") {
+    l = std::min(operand(1), operand(2));
+  } else if ((name == "aten::max" || name == "aten::min") &&
+             tensorOperands == 2) {
+    l = allTensorOperands();
+  } else if (preservesArg0(name)) {
+    l = operand(0);
+  } else if (binaryWhenAllBinary(name)) {
+    // mul by a constant 0 or 1 keeps 0/1 too.
+    bool scalarFactor = (name == "aten::mul" || name == "aten::mul_") &&
+                        tensorOperands == 1 && op->getNumOperands() == 1;
+    l = scalarFactor ? (isZeroOrOne(constArg(op, 1)) ? operand(0) : 0)
+                     : allTensorOperands();
+  } else if (name == "aten::heaviside") {
+    l = operand(1); // the value taken where the input is 0
+  } else if (name == "aten::rsub") {
+    // 1 - b
+    l = op->getNumOperands() == 1 && isOne(constArg(op, 1)) && unitAlpha(op)
+            ? operand(0)
+            : 0;
+  } else if (name == "aten::add" && op->getNumOperands() == 2 &&
+             unitAlpha(op)) {
+    // Straight-through: hard + (soft - soft.detach()) is hard in forward.
+    if (isZeroStraightThrough(op->getOperand(1)))
+      l = operand(0);
+    else if (isZeroStraightThrough(op->getOperand(0)))
+      l = operand(1);
+  } else if (name == "aten::masked_fill") {
+    l = isZeroOrOne(constArg(op, 2)) ? operand(0)
+                                     : std::min(operand(0), operand(2));
+  } else if (name == "aten::full" || name == "aten::full_like" ||
+             name == "aten::new_full" || name == "aten::fill_") {
+    unsigned pos = name == "aten::full" ? 1 : (name == "aten::fill_" ? 1 : 2);
+    l = isZeroOrOne(constArg(op, pos)) ? 2 : 0;
+  } else if (name == "aten::constant_pad_nd") {
+    Attribute value = constArg(op, 2);
+    l = (!value || isa<NoneAttr>(value) || isZeroOrOne(value)) ? operand(0) : 0;
+  }
+  if (!l)
+    return;
+  // Tuple-returning reductions (max.dim, adaptive_max_pool2d): values only.
+  bool allResults = name.starts_with("prim::") || op->getNumResults() == 1;
+  for (Value result : op->getResults()) {
+    set(result, l);
+    if (!allResults)
+      break;
+  }
+}
+
+/// Values sharing memory: views and in-place results with their operand.
+static void collectAliases(Operation *root,
+                           llvm::EquivalenceClasses<const void *> &aliases) {
+  root->walk([&](TorchOp op) {
+    if (auto views = op.getViews()) {
+      for (auto [i, operand] : llvm::enumerate(*views))
+        if (operand >= 0 && i < op->getNumResults())
+          aliases.unionSets(op->getResult(i).getAsOpaquePointer(),
+                            op->getOperand(operand).getAsOpaquePointer());
+      return;
+    }
+    if (op->getNumOperands() && op->getNumResults() &&
+        preservesArg0(op.getName()) && !op.getName().starts_with("aten::to") &&
+        !op.getName().contains("pool") && !op.getName().contains("max") &&
+        !op.getName().contains("min"))
+      for (Value result : op->getResults())
+        aliases.unionSets(result.getAsOpaquePointer(),
+                          op->getOperand(0).getAsOpaquePointer());
+  });
+}
+
+void BinaryValueAnalysis::analyze(Operation *root,
+                                  ArrayRef<std::string> assumedPaths) {
+  Solver solver;
+  // A module's outputs: results of its ops used outside of it.
+  for (const std::string &path : assumedPaths)
+    root->walk([&](Operation *op) {
+      if (!locationInModule(op->getLoc(), path))
+        return;
+      for (Value result : op->getResults())
+        for (Operation *user : result.getUsers())
+          if (!locationInModule(user->getLoc(), path))
+            solver.assumedSeeds.insert(result);
+    });
+  llvm::EquivalenceClasses<const void *> aliases;
+  collectAliases(root, aliases);
+  // An in-place write of non-binary data invalidates every alias of the
+  // written tensor; iterate until no write does.
+  for (bool changed = true; changed;) {
+    changed = false;
+    solver.level.clear();
+    root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<func::FuncOp>(op)) {
+        for (Region &region : op->getRegions())
+          for (Block &block : region)
+            solver.visitBlock(block);
+        return WalkResult::skip();
+      }
+      return WalkResult::advance();
+    });
+    root->walk([&](TorchOp op) {
+      auto mutates = op.getMutates();
+      if (!mutates)
+        return;
+      for (int64_t index : *mutates) {
+        Value written = op->getOperand(index);
+        Value after = op->getNumResults() ? op->getResult(0) : Value();
+        if (after && solver.get(after) >= solver.get(written))
+          continue;
+        for (auto it = aliases.findLeader(
+                 aliases.insert(written.getAsOpaquePointer()));
+             it != aliases.member_end(); ++it)
+          changed |=
+              solver.forcedNot.insert(Value::getFromOpaquePointer(*it)).second;
+      }
+    });
+  }
+  for (auto [value, l] : solver.level)
+    (l == 2 ? proven : assumed).insert(value);
+  for (Value v : solver.assumedSeeds)
+    if (solver.get(v) == 1)
+      assumed.insert(v);
+  // Bool tensors are binary without being in the map.
+  root->walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      if (solver.get(result) == 2)
+        proven.insert(result);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (solver.get(arg) == 2)
+            proven.insert(arg);
+  });
+}
+
+/// `memopt.assume_binary = ["features.3"]` on `op` or an ancestor.
+static SmallVector<std::string> getAssumedPaths(Operation *op) {
+  SmallVector<std::string> paths;
+  for (Operation *p = op; p; p = p->getParentOp())
+    if (auto list = p->getAttrOfType<ArrayAttr>("memopt.assume_binary"))
+      for (Attribute a : list)
+        if (auto s = dyn_cast<StringAttr>(a))
+          paths.push_back(s.str());
+  return paths;
+}
+
+BinaryValueAnalysis::BinaryValueAnalysis(Operation *op) {
+  analyze(op, getAssumedPaths(op));
+}
+
+BinaryValueAnalysis::BinaryValueAnalysis(Operation *op,
+                                         ArrayRef<std::string> assumedPaths) {
+  SmallVector<std::string> paths = getAssumedPaths(op);
+  paths.append(assumedPaths.begin(), assumedPaths.end());
+  analyze(op, paths);
+}

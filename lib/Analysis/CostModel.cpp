@@ -1,0 +1,184 @@
+//===- CostModel.cpp - FLOPs, bytes and time of operators -----------------===//
+#include "memopt/Analysis/CostModel.h"
+#include "OpMemoryEffects.h"
+#include "memopt/Analysis/SavedTensorTable.h"
+#include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Dialect/MemoptOps.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+StringRef mlir::memopt::stringifyCostClass(CostClass cls) {
+  switch (cls) {
+#define MEMOPT_COST_CLASS(NAME, F, B, O)                                       \
+  case CostClass::NAME:                                                        \
+    return #NAME;
+#include "CostCoefficients.def"
+#undef MEMOPT_COST_CLASS
+  }
+  llvm_unreachable("unknown cost class");
+}
+
+const CostCoefficients &CostModel::getCoefficients(CostClass cls) {
+  static const CostCoefficients table[] = {
+#define MEMOPT_COST_CLASS(NAME, F, B, O) {F, B, O},
+#include "CostCoefficients.def"
+#undef MEMOPT_COST_CLASS
+  };
+  return table[static_cast<unsigned>(cls)];
+}
+
+static CostClass classify(StringRef name) {
+  return llvm::StringSwitch<CostClass>(name)
+      .Cases("aten::conv2d", "aten::_convolution", "aten::conv1d",
+             CostClass::Conv)
+      .Cases("aten::linear", "aten::matmul", "aten::mm", "aten::bmm",
+             CostClass::Matmul)
+      .Cases("aten::addmm", "aten::baddbmm", CostClass::Matmul)
+      .Cases("aten::batch_norm", "aten::layer_norm", "aten::group_norm",
+             CostClass::Normalization)
+      .Cases("aten::softmax", "aten::log_softmax", "aten::mean", "aten::sum",
+             CostClass::Reduction)
+      .Cases("aten::max_pool2d", "aten::avg_pool2d",
+             "aten::adaptive_avg_pool2d", CostClass::Pooling)
+      .Cases("aten::contiguous", "aten::cat", "aten::stack", "aten::clone",
+             CostClass::Copy)
+      .Cases("aten::to", "aten::type_as", "aten::zeros_like", "aten::ones_like",
+             CostClass::Copy)
+      .Cases("aten::view", "aten::reshape", "aten::flatten", "aten::permute",
+             CostClass::View)
+      .Cases("aten::transpose", "aten::t", "aten::unsqueeze", "aten::squeeze",
+             CostClass::View)
+      .Cases("aten::select", "aten::slice", "aten::expand", "aten::detach",
+             CostClass::View)
+      .Cases("aten::unflatten", "aten::chunk", "aten::unbind", "aten::size",
+             CostClass::View)
+      .StartsWith("prim::", CostClass::View)
+      .Default(CostClass::Elementwise);
+}
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+    return t.getShape();
+  return {};
+}
+
+static double product(ArrayRef<int64_t> dims) {
+  double p = 1;
+  for (int64_t d : dims)
+    p *= std::max<int64_t>(d, 0);
+  return p;
+}
+
+/// Transcendental activations cost several flops per element.
+static double elementwiseFlops(StringRef name) {
+  return llvm::StringSwitch<double>(name)
+      .Cases("aten::gelu", "aten::silu", "aten::silu_", "aten::sigmoid", 4)
+      .Cases("aten::sigmoid_", "aten::tanh", "aten::tanh_", "aten::exp", 4)
+      .Cases("aten::hardswish", "aten::hardswish_", "aten::dropout", 2)
+      .Default(1);
+}
+
+OpCost CostModel::getCost(Operation *op) const {
+  OpCost cost;
+  if (auto cp = dyn_cast<CheckpointOp>(op)) {
+    for (Operation &inner : cp.getBodyBlock().without_terminator()) {
+      OpCost c = getCost(&inner);
+      cost.flops += c.flops;
+      cost.bytes += c.bytes;
+      cost.seconds += c.seconds;
+    }
+    cost.cls = CostClass::Copy;
+    return cost;
+  }
+  auto torchOp = dyn_cast<TorchOp>(op);
+  if (!torchOp) {
+    if (isa<CompressOp, DecompressOp>(op))
+      cost.cls = CostClass::Copy;
+    else
+      return cost; // params, buffers, attributes, offload handles: free
+  }
+  double outElems = 0, inBytes = 0, outBytes = 0;
+  for (Value v : op->getResults())
+    if (getDeviceBytes(v.getType()) > 0) {
+      outElems += product(shapeOf(v));
+      outBytes += getDeviceBytes(v.getType());
+    }
+  for (Value v : op->getOperands())
+    for (Value e : getListElements(v))
+      inBytes += std::max<int64_t>(getDeviceBytes(e.getType()), 0);
+  if (torchOp) {
+    StringRef name = torchOp.getName();
+    cost.cls = classify(name);
+    if (cost.cls == CostClass::Elementwise &&
+        !SavedTensorTable::get().knows(name))
+      cost.cls = CostClass::Unknown;
+    ArrayRef<int64_t> a0 =
+        op->getNumOperands() ? shapeOf(op->getOperand(0)) : ArrayRef<int64_t>();
+    ArrayRef<int64_t> a1 = op->getNumOperands() > 1 ? shapeOf(op->getOperand(1))
+                                                    : ArrayRef<int64_t>();
+    switch (cost.cls) {
+    case CostClass::Conv: // 2 * out * (cin / groups) * kh * kw
+      cost.flops =
+          2 * outElems * (a1.size() > 1 ? product(a1.drop_front()) : 1);
+      break;
+    case CostClass::Matmul: { // 2 * out * k
+      bool addFirst = name == "aten::addmm" || name == "aten::baddbmm";
+      ArrayRef<int64_t> lhs = addFirst ? a1 : a0;
+      cost.flops = 2 * outElems * (lhs.empty() ? 1 : lhs.back());
+      break;
+    }
+    case CostClass::Normalization:
+      cost.flops = 5 * product(a0);
+      break;
+    case CostClass::Reduction:
+      cost.flops = (name.contains("softmax") ? 4 : 1) * product(a0);
+      break;
+    case CostClass::Pooling:
+      cost.flops = product(a0);
+      break;
+    case CostClass::Elementwise:
+    case CostClass::Unknown:
+      cost.flops = elementwiseFlops(name) * outElems;
+      break;
+    case CostClass::Copy:
+    case CostClass::View:
+      break;
+    }
+  }
+  if (cost.cls != CostClass::View)
+    cost.bytes = inBytes + outBytes;
+  const CostCoefficients &k = getCoefficients(cost.cls);
+  cost.seconds = k.overheadSeconds + cost.flops * k.secondsPerFlop +
+                 cost.bytes * k.secondsPerByte;
+  return cost;
+}
+
+double CostModel::getBackwardSeconds(Operation *op) const {
+  OpCost c = getCost(op);
+  const CostCoefficients &k = getCoefficients(c.cls);
+  return k.overheadSeconds +
+         2 * (c.flops * k.secondsPerFlop + c.bytes * k.secondsPerByte);
+}
+
+double CostModel::getRecomputeSeconds(Block::iterator begin,
+                                      Block::iterator end) const {
+  double seconds = 0;
+  for (auto it = begin; it != end; ++it)
+    seconds += getCost(&*it).seconds;
+  return seconds;
+}
+
+double CostModel::getRecomputeSeconds(ArrayRef<Operation *> ops) const {
+  double seconds = 0;
+  for (Operation *op : ops)
+    seconds += getCost(op).seconds;
+  return seconds;
+}
+
+double CostModel::getTransferSeconds(int64_t bytes, double bandwidth,
+                                     double latencySeconds) {
+  return bytes <= 0 ? 0 : latencySeconds + double(bytes) / bandwidth;
+}

@@ -1,0 +1,71 @@
+//===- MemorySimulator.h - reference-counted storages of a step -*- C++ -*-===//
+#ifndef MEMOPT_LIB_ANALYSIS_MEMORYSIMULATOR_H
+#define MEMOPT_LIB_ANALYSIS_MEMORYSIMULATOR_H
+
+#include "memopt/Analysis/TrainingMemoryModel.h"
+#include "memopt/Dialect/MemoptOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <vector>
+
+namespace mlir::memopt {
+class MemorySimulator {
+public:
+  MemorySimulator(TrainingMemoryModel &model,
+                  const TrainingMemoryOptions &options)
+      : model(model), options(options) {}
+  void run(Operation *funcOp);
+
+private:
+  struct Storage {
+    int64_t bytes;
+    int refs;
+    bool resident;
+  };
+  /// An autograd node: an op (or a checkpoint region) recorded in forward.
+  struct Node {
+    Operation *op;
+    SmallVector<unsigned> saved;
+    SmallVector<std::pair<Value, bool>> grads;
+    SmallVector<SmallVector<unsigned, 1>> inputStorages; // checkpoints only
+  };
+  using Storages = SmallVector<unsigned, 1>;
+
+  unsigned newStorage(int64_t bytes, bool resident = false);
+  void retain(unsigned id) { ++storages[id].refs; }
+  void release(unsigned id);
+  void define(Value value, ArrayRef<unsigned> ids);
+  void drop(Value value);
+  void record(Operation *op, MemoryPhase phase);
+  bool requiresGrad(Value value) const { return gradValues.contains(value); }
+  int64_t bytesOf(Value value, Operation *user);
+  void markUnknown(Operation *op) {
+    if (unknownSet.insert(op).second)
+      model.unknownOps.push_back(op);
+  }
+  int64_t saveBytes(Node &node);
+
+  void forwardBlock(Block &block, MemoryPhase phase, std::vector<Node> &nodes);
+  void forwardOp(Operation *op, MemoryPhase phase, std::vector<Node> &nodes);
+  void forwardTorchOp(TorchOp op, MemoryPhase phase, std::vector<Node> &nodes);
+  void forwardCheckpoint(CheckpointOp op, MemoryPhase phase,
+                         std::vector<Node> &nodes);
+  void backward(std::vector<Node> &nodes);
+  void backwardCheckpoint(Node &node);
+  void giveGrad(Value value, unsigned grad, SmallVectorImpl<unsigned> &temps);
+  void releaseGrad(Value value);
+
+  TrainingMemoryModel &model;
+  const TrainingMemoryOptions &options;
+  std::vector<Storage> storages;
+  DenseMap<Value, Storages> storagesOf;
+  DenseSet<Value> gradValues, params, nonContiguous;
+  DenseMap<Value, unsigned> gradOf;
+  DenseSet<Operation *> unknownSet, residentCounted;
+  bool gradEnabled = true;
+  int64_t live = 0;
+};
+} // namespace mlir::memopt
+
+#endif // MEMOPT_LIB_ANALYSIS_MEMORYSIMULATOR_H

@@ -1,0 +1,189 @@
+//===- OpMemoryEffects.cpp - one op's effect on training memory -----------===//
+#include "OpMemoryEffects.h"
+
+#include "memopt/Analysis/SavedTensorTable.h"
+#include "memopt/Analysis/TensorBytes.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+SmallVector<Value> mlir::memopt::getListElements(Value value) {
+  if (auto def = value.getDefiningOp<TorchOp>())
+    if (def.getName() == "prim::ListConstruct" ||
+        def.getName() == "prim::TupleConstruct")
+      return llvm::to_vector(
+          llvm::make_filter_range(def.getOperands(), [](Value v) {
+            return isTensorLike(v.getType());
+          }));
+  return {value};
+}
+
+/// The tensor type a list or tensor value stands for (its first element).
+static Type getElementTensorType(Value value) {
+  SmallVector<Value> elements = getListElements(value);
+  if (elements.empty())
+    return {};
+  Type type = elements.front().getType();
+  if (auto list = dyn_cast<ListType>(type))
+    return list.getElementType();
+  return type;
+}
+
+static int64_t getDtypeBytes(StringRef dtype, Type sameAs) {
+  if (dtype == "same") {
+    auto shaped = dyn_cast_or_null<ShapedType>(sameAs);
+    return shaped ? getElementBytes(shaped.getElementType()) : 4;
+  }
+  return llvm::StringSwitch<int64_t>(dtype)
+      .Cases("i64", "f64", 8)
+      .Cases("i32", "f32", 4)
+      .Cases("f16", "bf16", 2)
+      .Default(1);
+}
+
+/// Bytes of a tensor that an op allocates only for backward.
+static int64_t getNewSavedBytes(const SavedItem &item, TorchOp op,
+                                ArrayRef<Value> args, Type firstTensorType) {
+  Type base;
+  if (item.size != SavedItem::Size::One) {
+    if (item.sizeOfResult && item.index < op->getNumResults())
+      base = op->getResult(item.index).getType();
+    else if (!item.sizeOfResult && item.index < args.size() && args[item.index])
+      base = getElementTensorType(args[item.index]);
+  }
+  int64_t elements = 1;
+  if (item.size != SavedItem::Size::One) {
+    auto ranked = dyn_cast_or_null<RankedTensorType>(base);
+    if (!ranked || !ranked.hasStaticShape())
+      return -1;
+    ArrayRef<int64_t> shape = ranked.getShape();
+    int64_t numel = ranked.getNumElements();
+    switch (item.size) {
+    case SavedItem::Size::Like:
+      elements = numel;
+      break;
+    case SavedItem::Size::Dim1:
+      elements = shape.size() >= 2 ? shape[1] : 1;
+      break;
+    case SavedItem::Size::Rows:
+      elements = shape.empty() || !shape.back() ? 1 : numel / shape.back();
+      break;
+    case SavedItem::Size::Dim01:
+      elements = shape.size() >= 2 ? shape[0] * shape[1] : numel;
+      break;
+    case SavedItem::Size::One:
+      break;
+    }
+  }
+  return elements * getDtypeBytes(item.dtype, firstTensorType);
+}
+
+/// Without a table row: every tensor operand and result is saved and every
+/// input gradient is a new buffer (an upper bound).
+static void guessEffects(TorchOp op, function_ref<bool(Value)> requiresGrad,
+                         OpMemoryEffects &fx) {
+  fx.known = false;
+  fx.resultAliases.assign(op->getNumResults(), Value());
+  for (Value operand : op.getOperands())
+    for (Value element : getListElements(operand))
+      if (isTensorLike(element.getType()) && requiresGrad(element))
+        fx.grads.push_back({element, true});
+  if (fx.grads.empty())
+    return;
+  fx.differentiable = true;
+  for (Value operand : op.getOperands())
+    if (isTensorLike(operand.getType()))
+      fx.savedValues.push_back(operand);
+  for (Value result : op->getResults())
+    if (isTensorLike(result.getType()))
+      fx.savedValues.push_back(result);
+}
+
+OpMemoryEffects
+mlir::memopt::getOpMemoryEffects(TorchOp op,
+                                 function_ref<bool(Value)> requiresGrad,
+                                 function_ref<bool(Value)> isContiguous) {
+  OpMemoryEffects fx;
+  SmallVector<Value> args;
+  std::string pattern;
+  Type firstTensorType;
+  for (Attribute arg : op.getArgs()) {
+    auto ref = dyn_cast<OperandRefAttr>(arg);
+    Value value = ref ? op->getOperand(ref.getIndex()) : Value();
+    if (!value || !isTensorLike(value.getType())) {
+      args.push_back(Value());
+      pattern += '-';
+      continue;
+    }
+    args.push_back(value);
+    if (!firstTensorType)
+      firstTensorType = getElementTensorType(value);
+    bool grad = llvm::any_of(getListElements(value), requiresGrad);
+    pattern += grad ? 'g' : 't';
+  }
+  while (!pattern.empty() && pattern.back() == '-')
+    pattern.pop_back();
+  bool anyGrad = StringRef(pattern).contains('g');
+
+  const SavedTensorTable &table = SavedTensorTable::get();
+  const SavedTensorRow *row = table.lookup(op.getName(), pattern);
+  if (!row && !anyGrad)
+    row = table.anyRow(op.getName());
+  if (!row) {
+    guessEffects(op, requiresGrad, fx);
+    return fx;
+  }
+
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    ResultRule rule = i < row->results.size() ? row->results[i] : ResultRule();
+    Value base = rule.kind == ResultRule::Kind::New || rule.arg >= args.size()
+                     ? Value()
+                     : args[rule.arg];
+    if (base && rule.kind == ResultRule::Kind::AliasIfContiguous &&
+        !isContiguous(base))
+      base = Value();
+    if (base && rule.kind == ResultRule::Kind::AliasIfSameType &&
+        base.getType() != result.getType())
+      base = Value();
+    fx.resultAliases.push_back(base);
+  }
+  if (!anyGrad || !llvm::is_contained(row->grads, GradRule::New) &&
+                      !llvm::is_contained(row->grads, GradRule::Pass))
+    return fx;
+  fx.differentiable = true;
+
+  for (const SavedItem &item : row->saved) {
+    switch (item.kind) {
+    case SavedItem::Kind::Arg:
+      if (item.index < args.size() && args[item.index])
+        fx.savedValues.push_back(args[item.index]);
+      break;
+    case SavedItem::Kind::Result:
+      if (item.index < op->getNumResults())
+        fx.savedValues.push_back(op->getResult(item.index));
+      break;
+    case SavedItem::Kind::New:
+      fx.savedNewBytes.push_back(
+          getNewSavedBytes(item, op, args, firstTensorType));
+      break;
+    }
+  }
+  // One gradient rule per 'g' of the row's pattern; the op's own pattern may
+  // have fewer (the row over-approximates which inputs need grad).
+  unsigned gradIndex = 0;
+  for (auto [pos, have] : llvm::enumerate(row->pattern)) {
+    if (have != 'g')
+      continue;
+    GradRule rule =
+        gradIndex < row->grads.size() ? row->grads[gradIndex] : GradRule::New;
+    ++gradIndex;
+    if (pattern[pos] != 'g' || rule == GradRule::None)
+      continue;
+    for (Value element : getListElements(args[pos]))
+      if (requiresGrad(element))
+        fx.grads.push_back({element, rule == GradRule::New});
+  }
+  return fx;
+}

@@ -1,0 +1,44 @@
+//===- OpMemoryEffects.h - one op's effect on training memory ---*- C++ -*-===//
+//
+// Turns a memopt.op and the saved-tensor table row that matches it into what
+// the simulator needs: which results are new allocations, which values and
+// new tensors autograd saves, and how input gradients are produced.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_LIB_ANALYSIS_OPMEMORYEFFECTS_H
+#define MEMOPT_LIB_ANALYSIS_OPMEMORYEFFECTS_H
+
+#include "memopt/Dialect/MemoptOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::memopt {
+
+struct OpMemoryEffects {
+  /// Per result: the operand it aliases, or null for a new allocation.
+  SmallVector<Value> resultAliases;
+  /// Operands and results whose storages autograd keeps.
+  SmallVector<Value> savedValues;
+  /// Bytes of tensors allocated by the op only to be saved.
+  SmallVector<int64_t> savedNewBytes;
+  /// Tensor values (operands, or elements of list operands) that receive a
+  /// gradient, and whether it is a new buffer (else it is the gradient of
+  /// result 0 passed through).
+  SmallVector<std::pair<Value, bool>> grads;
+  /// The op records an autograd node (some input requires grad and the op is
+  /// differentiable there).
+  bool differentiable = false;
+  /// The table knew the op; otherwise the effects are a safe guess.
+  bool known = true;
+};
+
+/// Effects of `op`; `requiresGrad` answers for tensor values.
+OpMemoryEffects getOpMemoryEffects(TorchOp op,
+                                   function_ref<bool(Value)> requiresGrad,
+                                   function_ref<bool(Value)> isContiguous);
+
+/// Elements of a list value built by prim::ListConstruct (else the value).
+SmallVector<Value> getListElements(Value value);
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_LIB_ANALYSIS_OPMEMORYEFFECTS_H

@@ -1,0 +1,42 @@
+//===- TensorBytes.cpp - sizes of tensor-like values ----------------------===//
+#include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Dialect/MemoptTypes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+int64_t mlir::memopt::getElementBytes(Type elementType) {
+  if (elementType.isIntOrFloat())
+    return std::max<int64_t>(1, (elementType.getIntOrFloatBitWidth() + 7) / 8);
+  if (auto complex = dyn_cast<ComplexType>(elementType))
+    return 2 * getElementBytes(complex.getElementType());
+  return 8;
+}
+
+int64_t mlir::memopt::getNumElements(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked || !ranked.hasStaticShape())
+    return -1;
+  return ranked.getNumElements();
+}
+
+int64_t mlir::memopt::getDeviceBytes(Type type) {
+  if (auto packed = dyn_cast<PackedTensorType>(type))
+    return packed.getPackedBytes();
+  if (isa<UnrankedTensorType>(type))
+    return -1;
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return 0;
+  if (!ranked.hasStaticShape())
+    return -1;
+  return ranked.getNumElements() * getElementBytes(ranked.getElementType());
+}
+
+bool mlir::memopt::isTensorLike(Type type) {
+  if (auto list = dyn_cast<ListType>(type))
+    return isa<TensorType>(list.getElementType());
+  return isa<TensorType>(type);
+}

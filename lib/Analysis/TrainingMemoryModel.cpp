@@ -1,0 +1,191 @@
+//===- TrainingMemoryModel.cpp - simulate the live bytes of a step --------===//
+//
+// Storages are reference counted: a value holds its storages until its last
+// use, an autograd node holds what it saves until its backward ran, and a
+// gradient buffer is held by the value it belongs to. Views and in-place ops
+// share the storage of their operand.
+//
+//===----------------------------------------------------------------------===//
+#include "memopt/Analysis/TrainingMemoryModel.h"
+#include "MemorySimulator.h"
+#include "OpMemoryEffects.h"
+#include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Dialect/MemoptOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+StringRef mlir::memopt::stringifyMemoryPhase(MemoryPhase phase) {
+  switch (phase) {
+  case MemoryPhase::Forward:
+    return "forward";
+  case MemoryPhase::Recompute:
+    return "recompute";
+  case MemoryPhase::Backward:
+    return "backward";
+  }
+  llvm_unreachable("unknown phase");
+}
+
+unsigned MemorySimulator::newStorage(int64_t bytes, bool resident) {
+  storages.push_back({std::max<int64_t>(bytes, 0), 0, resident});
+  if (!resident)
+    live += storages.back().bytes;
+  return storages.size() - 1;
+}
+
+void MemorySimulator::release(unsigned id) {
+  Storage &s = storages[id];
+  if (--s.refs == 0 && !s.resident)
+    live -= s.bytes;
+}
+
+void MemorySimulator::define(Value value, ArrayRef<unsigned> ids) {
+  Storages &held = storagesOf[value];
+  held.assign(ids.begin(), ids.end());
+  for (unsigned id : held)
+    retain(id);
+}
+
+void MemorySimulator::drop(Value value) {
+  auto it = storagesOf.find(value);
+  if (it == storagesOf.end())
+    return;
+  for (unsigned id : it->second)
+    release(id);
+  storagesOf.erase(it);
+}
+
+void MemorySimulator::record(Operation *op, MemoryPhase phase) {
+  model.timeline.push_back({op, phase, live});
+  if (live > model.peakBytes || model.peakIndex == ~0u) {
+    model.peakBytes = std::max(model.peakBytes, live);
+    model.peakIndex = model.timeline.size() - 1;
+  }
+}
+
+int64_t MemorySimulator::bytesOf(Value value, Operation *user) {
+  int64_t bytes = getDeviceBytes(value.getType());
+  if (bytes < 0) {
+    markUnknown(user); // dynamic shape: its size cannot be known here
+    return 0;
+  }
+  return bytes;
+}
+
+int64_t MemorySimulator::saveBytes(Node &node) {
+  DenseSet<unsigned> seen;
+  int64_t bytes = 0;
+  for (unsigned id : node.saved)
+    if (seen.insert(id).second)
+      bytes += storages[id].bytes;
+  return bytes;
+}
+
+void MemorySimulator::run(Operation *funcOp) {
+  auto func = dyn_cast<func::FuncOp>(funcOp);
+  if (!func || func.isExternal())
+    return;
+  Block &entry = func.getBody().front();
+  for (BlockArgument arg : entry.getArguments()) {
+    int64_t bytes = getDeviceBytes(arg.getType());
+    model.residentBytes += std::max<int64_t>(bytes, 0);
+    unsigned id = newStorage(bytes, /*resident=*/true);
+    define(arg, id);
+  }
+  std::vector<Node> nodes;
+  forwardBlock(entry, MemoryPhase::Forward, nodes);
+  model.endOfForwardBytes = live;
+  if (options.countOutputGradients)
+    if (Operation *ret = entry.getTerminator())
+      for (Value v : ret->getOperands())
+        if (requiresGrad(v) && !gradOf.count(v)) {
+          unsigned g = newStorage(bytesOf(v, ret));
+          retain(g);
+          gradOf[v] = g;
+        }
+  backward(nodes);
+}
+
+void MemorySimulator::forwardBlock(Block &block, MemoryPhase phase,
+                                   std::vector<Node> &nodes) {
+  DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : block)
+    for (Value operand : op.getOperands())
+      lastUse[operand] = &op;
+  for (BlockArgument arg : block.getArguments())
+    if (!lastUse.count(arg))
+      drop(arg);
+  for (Operation &op : block) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      break; // its operands stay held for the caller
+    forwardOp(&op, phase, nodes);
+    DenseSet<Value> done;
+    for (Value operand : op.getOperands())
+      if (lastUse.lookup(operand) == &op && done.insert(operand).second)
+        drop(operand);
+    for (Value result : op.getResults())
+      if (!lastUse.count(result))
+        drop(result);
+  }
+}
+
+void MemorySimulator::forwardOp(Operation *op, MemoryPhase phase,
+                                std::vector<Node> &nodes) {
+  if (auto torchOp = dyn_cast<TorchOp>(op))
+    return forwardTorchOp(torchOp, phase, nodes);
+  if (auto cp = dyn_cast<CheckpointOp>(op))
+    return forwardCheckpoint(cp, phase, nodes);
+  if (auto param = dyn_cast<ParamOp>(op)) {
+    int64_t bytes = std::max<int64_t>(getDeviceBytes(param.getType()), 0);
+    if (residentCounted.insert(op).second) // not again when recomputed
+      model.residentBytes += param.getFrozen() ? bytes : 2 * bytes;
+    define(param, newStorage(bytes, /*resident=*/true));
+    params.insert(param);
+    if (!param.getFrozen() && gradEnabled)
+      gradValues.insert(param);
+    return;
+  }
+  if (auto buffer = dyn_cast<BufferOp>(op)) {
+    int64_t bytes = std::max<int64_t>(getDeviceBytes(buffer.getType()), 0);
+    if (residentCounted.insert(op).second)
+      model.residentBytes += bytes;
+    define(buffer, newStorage(bytes, /*resident=*/true));
+    return;
+  }
+  if (auto set = dyn_cast<SetAttrOp>(op)) {
+    // Module state outlives the step: keep its storages.
+    for (unsigned id : storagesOf.lookup(set.getValue()))
+      retain(id);
+    return;
+  }
+  // compress, decompress, offload, wait and anything else: new results.
+  bool unknown =
+      !isa<CompressOp, DecompressOp, OffloadOp, PrefetchOp, WaitOp, GetAttrOp>(
+          op);
+  for (Value result : op->getResults()) {
+    if (!isTensorLike(result.getType()) &&
+        !isa<PackedTensorType, HostTensorType>(result.getType()))
+      continue;
+    if (unknown)
+      markUnknown(op);
+    define(result, newStorage(bytesOf(result, op)));
+  }
+  record(op, phase);
+}
+
+TrainingMemoryModel::TrainingMemoryModel(Operation *op)
+    : TrainingMemoryModel(op, TrainingMemoryOptions()) {}
+
+TrainingMemoryModel::TrainingMemoryModel(Operation *op,
+                                         const TrainingMemoryOptions &options) {
+  MemorySimulator(*this, options).run(op);
+}
+
+const TimelineEntry *TrainingMemoryModel::getPeakEntry() const {
+  return peakIndex < timeline.size() ? &timeline[peakIndex] : nullptr;
+}

@@ -1,0 +1,290 @@
+#!/usr/bin/python3
+"""Derives what autograd saves for backward, per operator, from PyTorch.
+
+For every spec of saved_tensor_ops.py and every choice of which tensor
+arguments require grad, this builds the operator on small CPU tensors, walks
+the autograd nodes it created (`grad_fn`, `next_functions`) and reads their
+`_saved_*` tensors. Each saved tensor is classified by the storage it keeps
+alive: an argument (`a1`), a result (`r0`) or a new allocation
+(`new:<size rule>:<dtype>`, e.g. dropout's noise or batch-norm's statistics).
+It also records whether each result aliases an argument and whether each
+input gradient is a new buffer or passes the output gradient through.
+
+    /usr/bin/python3 scripts/gen_saved_tensor_table.py \
+        -o lib/Analysis/SavedTensorTable.def
+
+writes the table the C++ training-memory model compiles in; `--print` gives
+the same rows as `memopt-opt -memopt-test-memory-model=dump-table`.
+"""
+import argparse
+import itertools
+import os
+import sys
+import warnings
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from saved_tensor_ops import SPECS, T  # noqa: E402
+
+DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
+          torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32",
+          torch.bool: "i1", torch.uint8: "ui8", torch.int8: "i8"}
+# Ops whose result aliases its input only for contiguous inputs / same dtypes.
+CONTIG_ALIAS = {"aten::reshape", "aten::contiguous", "aten::flatten"}
+SAME_ALIAS = {"aten::to", "aten::type_as"}
+
+
+def storage_key(t):
+    return t.storage().data_ptr() if t.numel() else None
+
+
+def tensors_of(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for t in value if isinstance(t, torch.Tensor)]
+    return []
+
+
+def materialize(spec_args, grad_positions, noncontig):
+    """Returns (args for the call, leaves that require grad, pattern)."""
+    args, leaves, pattern = [], [], ""
+    for pos, a in enumerate(spec_args):
+        elems = a if isinstance(a, list) and a and isinstance(a[0], T) else None
+        specs = elems if elems else ([a] if isinstance(a, T) else None)
+        if specs is None:
+            args.append(a)
+            pattern += "-"
+            continue
+        grad = pos in grad_positions
+        made = []
+        for s in specs:
+            t = (torch.rand(*s.shape) > 0.5 if s.dtype == torch.bool
+                 else torch.randn(*s.shape, dtype=s.dtype))
+            if noncontig and pos == 0 and t.dim() >= 2:
+                t = t.transpose(-1, -2).contiguous().transpose(-1, -2)
+            if grad:
+                leaf = t.detach().requires_grad_()
+                leaves.append(leaf)
+                t = leaf.clone()  # non-leaf: in-place ops are allowed on it
+            made.append(t)
+        args.append(made if elems else made[0])
+        pattern += "g" if grad else "t"
+    return args, leaves, pattern.rstrip("-")
+
+
+def new_nodes(results, inputs):
+    """Autograd nodes created by the op: reachable from results, stopping at
+    nodes that produced the inputs (recorded before the call)."""
+    seen, stack, out = set(), [], []
+    for r in results:
+        if r.grad_fn is not None:
+            stack.append(r.grad_fn)
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen or node in inputs:
+            continue
+        seen.add(node)
+        if type(node).__name__ == "AccumulateGrad":
+            continue
+        out.append(node)
+        stack.extend(n for n, _ in node.next_functions)
+    return out
+
+
+def saved_tensors(node):
+    for attr in dir(node):
+        if not attr.startswith("_saved_"):
+            continue
+        try:
+            value = getattr(node, attr)
+        except RuntimeError:
+            continue
+        for t in tensors_of(value):
+            if t is not None and t.numel():
+                yield t
+
+
+def size_candidates(args, results):
+    cands = []
+    for k, a in enumerate(args):
+        ts = tensors_of(a)
+        if ts:
+            t = ts[0]
+            cands.append((f"like.a{k}", t.numel()))
+            if t.dim() >= 2:
+                cands.append((f"dim1.a{k}", t.shape[1]))
+            if t.dim() >= 1 and t.shape[-1]:
+                cands.append((f"rows.a{k}", t.numel() // t.shape[-1]))
+            if t.dim() >= 2:
+                cands.append((f"dim01.a{k}", t.shape[0] * t.shape[1]))
+    for k, r in enumerate(results):
+        cands.append((f"like.r{k}", r.numel()))
+    cands.append(("one", 1))
+    return cands
+
+
+def run_once(name, overload, spec_args, grad_positions, noncontig=False):
+    args, leaves, pattern = materialize(spec_args, grad_positions, noncontig)
+    inputs = {t.grad_fn for a in args for t in tensors_of(a) if t.grad_fn}
+    fn = getattr(getattr(torch.ops.aten, name.split("::")[1]), overload)
+    arg_keys = {}
+    for k, a in enumerate(args):
+        for t in tensors_of(a):
+            arg_keys.setdefault(storage_key(t), k)
+    # TorchScript passes every argument in schema order; Python needs the
+    # keyword-only ones by name.
+    schema = fn._schema.arguments
+    pos = [a for a, s in zip(args, schema) if not s.kwarg_only]
+    kw = {s.name: a for a, s in zip(args, schema) if s.kwarg_only}
+    first_dtype = next(t.dtype for a in args for t in tensors_of(a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fn(*pos, **kw)
+    outs = list(out) if isinstance(out, tuple) else [out]
+    flat = [tensors_of(o) for o in outs]
+    res_keys = {}
+    for k, ts in enumerate(flat):
+        for t in ts:
+            res_keys.setdefault(storage_key(t), k)
+    results = []
+    for ts in flat:
+        ks = {arg_keys.get(storage_key(t)) for t in ts}
+        results.append(f"a{ks.pop()}" if len(ks) == 1 and None not in ks
+                       else "new")
+    saved, sizes = [], {}
+    for node in new_nodes([t for ts in flat for t in ts], inputs):
+        for t in saved_tensors(node):
+            key = storage_key(t)
+            if key in res_keys:
+                item = f"r{res_keys[key]}"
+            elif key in arg_keys:
+                item = f"a{arg_keys[key]}"
+            else:
+                item = f"new#{key}"
+                dtype = DTYPES[t.dtype]
+                sizes[item] = (t.storage().nbytes() // t.element_size(),
+                               "same" if t.dtype == first_dtype else dtype)
+            if item not in saved:
+                saved.append(item)
+    grads = []
+    diff = [t for ts in flat for t in ts if t.requires_grad]
+    if leaves and diff:
+        gos = [torch.randn(t.shape) for t in diff]
+        go_keys = {storage_key(g) for g in gos}
+        try:
+            got = torch.autograd.grad(diff, leaves, gos, allow_unused=True)
+        except RuntimeError:  # not differentiable (heaviside)
+            got = [None] * len(leaves)
+        per_arg, i = [], 0
+        for k, a in enumerate(spec_args):
+            if k in grad_positions:
+                n = len(a) if isinstance(a, list) else 1
+                per_arg.append(got[i])
+                i += n
+        for g in per_arg:
+            grads.append("none" if g is None else
+                         "pass" if storage_key(g) in go_keys else "new")
+    else:
+        grads = ["none"] * len(grad_positions)
+    cands = size_candidates(args, [t for ts in flat for t in ts][:len(outs)])
+    return pattern, saved, sizes, results, grads, cands
+
+
+def derive_spec(name, overload, configs, build):
+    """Yields (pattern, saved, results, grads) for one spec, all grad sets."""
+    sample = build(configs[0])
+    grad_able = [k for k, a in enumerate(sample)
+                 if (isinstance(a, T) and a.grad) or
+                 (isinstance(a, list) and a and isinstance(a[0], T))]
+    for n in range(len(grad_able) + 1):
+        for gp in itertools.combinations(grad_able, n):
+            runs = [run_once(name, overload, build(c), set(gp))
+                    for c in configs]
+            pattern, _, _, results, grads, _ = runs[0]
+            # New tensors: one size rule that fits every config.
+            saved = []
+            for idx, item in enumerate(runs[0][1]):
+                if not item.startswith("new#"):
+                    saved.append(item)
+                    continue
+                fits = None
+                for run in runs:
+                    if len(run[1]) != len(runs[0][1]):
+                        raise RuntimeError(f"{name}: saved set depends on shape")
+                    numel, _ = run[2][run[1][idx]]
+                    ok = {c for c, v in run[5] if v == numel}
+                    fits = ok if fits is None else fits & ok
+                rule = next((c for c, _ in runs[0][5] if c in fits), None)
+                if rule is None:
+                    raise RuntimeError(f"{name}: no size rule for {item}")
+                saved.append(f"new:{rule}:{runs[0][2][item][1]}")
+            if name in CONTIG_ALIAS:
+                probe = run_once(name, overload, build(configs[0]), set(gp),
+                                 noncontig=True)
+                results = [r + "?contig" if r.startswith("a") and p == "new"
+                           else r for r, p in zip(results, probe[3])]
+            yield pattern, saved, results, grads
+
+
+def merge(rows, key, row):
+    old = rows.get(key)
+    if old is None or old == row:
+        rows[key] = row
+        return
+    saved = list(old[0]) + [s for s in row[0] if s not in old[0]]
+    results = []
+    for a, b in zip(old[1], row[1]):
+        if a == b:
+            results.append(a)
+        elif key[0] in SAME_ALIAS and "new" in (a, b):
+            results.append((a if a != "new" else b).split("?")[0] + "?same")
+        else:
+            results.append("new")
+    grads = [a if a == b else "new" for a, b in zip(old[2], row[2])]
+    rows[key] = (saved, results, grads)
+
+
+def derive_table():
+    torch.manual_seed(0)
+    rows = {}
+    for name, overload, configs, build in SPECS:
+        for pattern, saved, results, grads in derive_spec(name, overload,
+                                                          configs, build):
+            merge(rows, (name, pattern), (saved, results, grads))
+    return rows
+
+
+def table_lines(rows):
+    """The canonical text form, one row per line, sorted."""
+    return sorted(f"{n}|{p}|{' '.join(s)}|{' '.join(r)}|{' '.join(g)}"
+                  for (n, p), (s, r, g) in rows.items())
+
+
+def write_def(rows, path):
+    with open(path, "w") as f:
+        f.write("// Generated by scripts/gen_saved_tensor_table.py from PyTorch "
+                f"{torch.__version__} (CPU). Do not edit.\n"
+                "// MEMOPT_SAVED_OP(op, pattern, saved, results, grads): see "
+                "docs/analyses.md.\n")
+        for line in table_lines(rows):
+            n, p, s, r, g = line.split("|")
+            f.write(f'MEMOPT_SAVED_OP("{n}", "{p}", "{s}", "{r}", "{g}")\n')
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-o", "--output", help="write the .def table here")
+    parser.add_argument("--print", action="store_true",
+                        help="print the canonical rows")
+    opts = parser.parse_args()
+    rows = derive_table()
+    if opts.output:
+        write_def(rows, opts.output)
+    if opts.print or not opts.output:
+        print("\n".join(table_lines(rows)))
+
+
+if __name__ == "__main__":
+    main()

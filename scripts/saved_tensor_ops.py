@@ -1,0 +1,172 @@
+"""The operators whose autograd behaviour gen_saved_tensor_table.py derives.
+
+Each spec builds one TorchScript call in schema order from a shape config:
+`T(shape)` is a float tensor argument that may require grad, `C(shape)` a
+tensor that never does (running statistics, masks), anything else a constant
+argument. Two configs per spec let the generator fit size rules for the
+tensors an operator allocates and saves (dropout's noise, batch-norm's
+statistics, max-pool's indices).
+"""
+import torch
+
+
+class T:
+    """A float tensor argument; `grad` says whether it may require grad."""
+
+    def __init__(self, *shape, grad=True, dtype=torch.float32, binary=False):
+        self.shape, self.grad, self.dtype, self.binary = shape, grad, dtype, binary
+
+
+def C(*shape, dtype=torch.float32, binary=False):
+    return T(*shape, grad=False, dtype=dtype, binary=binary)
+
+
+# Shape configs: images (n, c, h, w) and sequences (n, s, d).
+IMG = [dict(n=2, c=3, h=8, w=8), dict(n=3, c=4, h=6, w=10)]
+SEQ = [dict(n=2, s=5, d=8), dict(n=3, s=7, d=6)]
+
+
+def img(c):
+    return T(c["n"], c["c"], c["h"], c["w"])
+
+
+def seq(c):
+    return T(c["n"], c["s"], c["d"])
+
+
+def mat(c):
+    return T(c["n"] * c["s"], c["d"])
+
+
+# (qualified name, overload, configs, builder). Overloads are those of
+# torch.ops.aten (the dispatcher TorchScript calls too).
+SPECS = [
+    ("aten::conv2d", "default", IMG, lambda c: [
+        img(c), T(5, c["c"], 3, 3), T(5), [1, 1], [1, 1], [1, 1], 1]),
+    ("aten::conv2d", "default", IMG, lambda c: [
+        img(c), T(5, c["c"], 3, 3), None, [2, 2], [1, 1], [1, 1], 1]),
+    ("aten::_convolution", "default", IMG, lambda c: [
+        img(c), T(5, c["c"], 3, 3), T(5), [1, 1], [1, 1], [1, 1], False,
+        [0, 0], 1, False, False, True, True]),
+    ("aten::batch_norm", "default", IMG, lambda c: [
+        img(c), T(c["c"]), T(c["c"]), C(c["c"]), C(c["c"]), True, 0.1, 1e-5,
+        True]),
+    ("aten::layer_norm", "default", SEQ, lambda c: [
+        seq(c), [c["d"]], T(c["d"]), T(c["d"]), 1e-5, True]),
+    ("aten::linear", "default", SEQ, lambda c: [mat(c), T(4, c["d"]), T(4)]),
+    ("aten::linear", "default", SEQ, lambda c: [seq(c), T(4, c["d"]), T(4)]),
+    ("aten::linear", "default", SEQ, lambda c: [seq(c), T(4, c["d"]), None]),
+    ("aten::matmul", "default", SEQ, lambda c: [mat(c), T(c["d"], 4)]),
+    ("aten::matmul", "default", SEQ, lambda c: [seq(c), T(c["d"], 4)]),
+    ("aten::matmul", "default", SEQ, lambda c: [
+        seq(c), T(c["n"], c["d"], 4)]),
+    ("aten::bmm", "default", SEQ, lambda c: [seq(c), T(c["n"], c["d"], 4)]),
+    ("aten::baddbmm", "default", SEQ, lambda c: [
+        T(c["n"], c["s"], 4), seq(c), T(c["n"], c["d"], 4), 1, 1]),
+    ("aten::addmm", "default", SEQ, lambda c: [
+        T(4), mat(c), T(c["d"], 4), 1, 1]),
+    ("aten::mm", "default", SEQ, lambda c: [mat(c), T(c["d"], 4)]),
+    ("aten::softmax", "int", SEQ, lambda c: [seq(c), -1, None]),
+    ("aten::log_softmax", "int", SEQ, lambda c: [seq(c), -1, None]),
+    ("aten::dropout", "default", IMG, lambda c: [img(c), 0.5, True]),
+    ("aten::feature_dropout", "default", IMG, lambda c: [img(c), 0.5, True]),
+    ("aten::max_pool2d", "default", IMG, lambda c: [
+        img(c), [2, 2], [2, 2], [0, 0], [1, 1], False]),
+    ("aten::max_pool2d", "default", IMG, lambda c: [
+        img(c), [3, 3], [2, 2], [1, 1], [1, 1], False]),
+    ("aten::avg_pool2d", "default", IMG, lambda c: [
+        img(c), [2, 2], [2, 2], [0, 0], False, True, None]),
+    ("aten::adaptive_avg_pool2d", "default", IMG, lambda c: [img(c), [1, 1]]),
+    ("aten::mean", "dim", IMG, lambda c: [img(c), [2, 3], False, None]),
+    ("aten::mean", "dim", IMG, lambda c: [img(c), [0], False, None]),
+    ("aten::mean", "default", IMG, lambda c: [img(c), None]),
+    ("aten::sum", "dim_IntList", IMG, lambda c: [img(c), [0], False, None]),
+    ("aten::sum", "default", IMG, lambda c: [img(c), None]),
+    ("aten::cat", "default", IMG, lambda c: [[img(c), img(c)], 1]),
+    ("aten::stack", "default", IMG, lambda c: [[img(c), img(c)], 0]),
+    ("aten::flatten", "using_ints", IMG, lambda c: [img(c), 1, -1]),
+    ("aten::view", "default", IMG, lambda c: [img(c), [c["n"], -1]]),
+    ("aten::reshape", "default", IMG, lambda c: [img(c), [c["n"], -1]]),
+    ("aten::permute", "default", IMG, lambda c: [img(c), [0, 2, 3, 1]]),
+    ("aten::transpose", "int", SEQ, lambda c: [seq(c), 0, 1]),
+    ("aten::t", "default", SEQ, lambda c: [mat(c)]),
+    ("aten::contiguous", "default", IMG, lambda c: [img(c), 0]),
+    ("aten::unsqueeze", "default", SEQ, lambda c: [seq(c), 0]),
+    ("aten::squeeze", "dim", SEQ, lambda c: [T(c["n"], 1, c["d"]), 1]),
+    ("aten::unflatten", "int", SEQ, lambda c: [seq(c), -1, [2, -1]]),
+    ("aten::expand", "default", SEQ, lambda c: [
+        T(1, 1, c["d"]), [c["n"], 1, c["d"]], False]),
+    ("aten::select", "int", SEQ, lambda c: [seq(c), 1, 0]),
+    ("aten::slice", "Tensor", SEQ, lambda c: [seq(c), 1, 0, 2, 1]),
+    ("aten::chunk", "default", SEQ, lambda c: [seq(c), 2, -1]),
+    ("aten::unbind", "int", SEQ, lambda c: [seq(c), 0]),
+    ("aten::clone", "default", SEQ, lambda c: [seq(c), None]),
+    ("aten::detach", "default", SEQ, lambda c: [seq(c)]),
+    ("aten::to", "dtype", SEQ, lambda c: [seq(c), torch.float32, False, False,
+                                         None]),
+    ("aten::to", "dtype", SEQ, lambda c: [seq(c), torch.float64, False, False,
+                                         None]),
+    ("aten::type_as", "default", SEQ, lambda c: [
+        seq(c), T(c["n"], c["s"], c["d"], dtype=torch.float64)]),
+    ("aten::to", "dtype", SEQ, lambda c: [
+        C(c["n"], c["s"], c["d"], dtype=torch.bool), torch.float32, False,
+        False, None]),
+    ("aten::type_as", "default", SEQ, lambda c: [
+        C(c["n"], c["s"], c["d"], dtype=torch.bool), seq(c)]),
+    ("aten::type_as", "default", SEQ, lambda c: [seq(c), seq(c)]),
+    ("aten::zeros_like", "default", SEQ, lambda c: [seq(c), None, None, None,
+                                                   None, None]),
+    ("aten::ones_like", "default", SEQ, lambda c: [seq(c), None, None, None,
+                                                  None, None]),
+    ("aten::empty_like", "default", SEQ, lambda c: [seq(c), None, None, None,
+                                                   None, None]),
+    ("aten::bernoulli_", "float", SEQ, lambda c: [
+        C(c["n"], c["s"], c["d"]), 0.5, None]),
+    ("aten::masked_fill", "Scalar", SEQ, lambda c: [
+        seq(c), C(c["n"], c["s"], c["d"], dtype=torch.bool), -1.0]),
+    ("aten::heaviside", "default", SEQ, lambda c: [seq(c), C(1)]),
+    ("aten::where", "self", SEQ, lambda c: [
+        C(c["n"], c["s"], c["d"], dtype=torch.bool), seq(c), seq(c)]),
+    ("aten::clamp", "default", SEQ, lambda c: [seq(c), 0.0, 1.0]),
+    ("aten::clamp_min", "default", SEQ, lambda c: [seq(c), 0.0]),
+    ("aten::pow", "Tensor_Scalar", SEQ, lambda c: [seq(c), 2]),
+    ("aten::exp", "default", SEQ, lambda c: [seq(c)]),
+    ("aten::neg", "default", SEQ, lambda c: [seq(c)]),
+    ("aten::sqrt", "default", SEQ, lambda c: [seq(c)]),
+    ("aten::abs", "default", SEQ, lambda c: [seq(c)]),
+]
+
+# Elementwise activations: (name, overload, extra constant args).
+for name, extra in [
+        ("relu", []), ("relu_", []), ("hardswish", []), ("hardswish_", []),
+        ("silu", []), ("silu_", []), ("sigmoid", []), ("sigmoid_", []),
+        ("tanh", []), ("tanh_", []), ("hardsigmoid", []),
+        ("hardsigmoid_", []), ("gelu", ["none"]), ("gelu", ["tanh"]),
+        ("hardtanh", [0.0, 6.0]), ("hardtanh_", [0.0, 6.0]),
+        ("leaky_relu", [0.01]), ("elu", [1.0, 1, 1])]:
+    SPECS.append(("aten::" + name, "default", IMG,
+                  lambda c, extra=extra: [img(c)] + extra))
+
+# Binary arithmetic with tensor, broadcast-parameter and scalar operands.
+for name in ["add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_"]:
+    alpha = [1] if name.startswith(("add", "sub")) else []
+    SPECS += [
+        ("aten::" + name, "Tensor", IMG,
+         lambda c, a=alpha: [img(c), img(c)] + a),
+        ("aten::" + name, "Tensor", IMG,
+         lambda c, a=alpha: [img(c), T(c["c"], 1, 1)] + a),
+        ("aten::" + name, "Scalar", IMG, lambda c, a=alpha: [img(c), 0.5] + a),
+    ]
+SPECS.append(("aten::rsub", "Scalar", IMG, lambda c: [img(c), 1.0, 1]))
+
+# Comparisons and logical operators: never differentiable, boolean results.
+for name in ["ge", "gt", "le", "lt", "eq", "ne"]:
+    SPECS += [("aten::" + name, "Scalar", SEQ, lambda c: [seq(c), 0.5]),
+              ("aten::" + name, "Tensor", SEQ, lambda c: [seq(c), seq(c)])]
+for name in ["logical_and", "logical_or", "logical_xor", "__and__", "__or__"]:
+    overload = "Tensor" if name.startswith("__") else "default"
+    SPECS.append(("aten::" + name, overload, SEQ, lambda c: [
+        C(c["n"], c["s"], c["d"], dtype=torch.bool),
+        C(c["n"], c["s"], c["d"], dtype=torch.bool)]))
+SPECS.append(("aten::logical_not", "default", SEQ, lambda c: [
+    C(c["n"], c["s"], c["d"], dtype=torch.bool)]))

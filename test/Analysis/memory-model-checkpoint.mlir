@@ -1,0 +1,85 @@
+// RUN: memopt-opt %s -memopt-test-memory-model -o /dev/null | FileCheck %s
+
+// A checkpoint region saves only its input h (4x256xf32 = 4096 bytes); relu
+// and sigmoid inside run without saving in forward and are recomputed, with
+// saving, in backward.
+//   forward   linear   + h                                      = 4096
+//             relu     + r                                      = 8192
+//             sigmoid  + s, then r dies                         = 12288 -> 8192
+//   end of forward: h (kept by the region) + s (returned)       = 8192
+//   backward: + loss gradient of s                              = 12288
+//   recompute relu     + r' (saved)                             = 16384
+//             sigmoid  + s' (saved)                             = 20480
+//   backward  sigmoid  + grad r'                                = 24576
+//             relu     + grad h                                 = 28672 (peak)
+//   region:   inner grads and saves released                    = 20480
+//   region done: s', grad s, h freed; grad h left               = 8192
+//   linear: + grad w (256x16xf32 = 16384), x needs no grad      = 24576
+// CHECK-LABEL: memory-model @keep
+// CHECK: saved checkpoint "blk" 4096
+// CHECK: forward aten::linear live 4096
+// CHECK-NEXT: forward aten::relu live 8192
+// CHECK-NEXT: forward aten::sigmoid live 12288
+// CHECK-NEXT: forward checkpoint "blk" live 8192
+// CHECK-NEXT: recompute aten::relu live 16384
+// CHECK-NEXT: recompute aten::sigmoid live 20480
+// CHECK-NEXT: backward aten::sigmoid live 24576
+// CHECK-NEXT: backward aten::relu live 28672
+// CHECK-NEXT: backward checkpoint "blk" live 20480
+// CHECK-NEXT: backward aten::linear live 24576
+// CHECK: end-of-forward 8192
+// CHECK: peak 28672 at backward aten::relu
+func.func @keep(%x: tensor<4x16xf32>) -> tensor<4x256xf32> {
+  %w = memopt.param "fc.weight" : tensor<256x16xf32>
+  %h = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none]
+      : (tensor<4x16xf32>, tensor<256x16xf32>) -> tensor<4x256xf32>
+  %c = memopt.checkpoint "blk" (%h) policies [#memopt.keep]
+      : (tensor<4x256xf32>) -> tensor<4x256xf32> {
+  ^bb0(%a: tensor<4x256xf32>):
+    %r = memopt.op "aten::relu"(%a) [#memopt.arg<0>] : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %s = memopt.op "aten::sigmoid"(%r) [#memopt.arg<0>] : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    memopt.yield %s : tensor<4x256xf32>
+  }
+  return %c : tensor<4x256xf32>
+}
+
+// Compressed to bits, the saved input takes 1024 / 8 = 128 bytes and h dies
+// after the region; backward decompresses it into a new 4096-byte buffer
+// held until the region's backward returns: the peak is the keep peak plus
+// the packed bytes. Offloaded, it takes no device bytes until prefetched.
+// CHECK-LABEL: memory-model @compress
+// CHECK: saved checkpoint "blk" 128
+// CHECK: forward checkpoint "blk" live 8320
+// CHECK: end-of-forward 4224
+// CHECK: peak 28800
+// CHECK-LABEL: memory-model @offload
+// CHECK-NOT: saved checkpoint
+// CHECK: forward checkpoint "blk" live 8192
+// CHECK: end-of-forward 4096
+// CHECK: peak 28672
+func.func @compress(%x: tensor<4x16xf32>) -> tensor<4x256xf32> {
+  %w = memopt.param "fc.weight" : tensor<256x16xf32>
+  %h = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none]
+      : (tensor<4x16xf32>, tensor<256x16xf32>) -> tensor<4x256xf32>
+  %c = memopt.checkpoint "blk" (%h) policies [#memopt.compress<bit>]
+      : (tensor<4x256xf32>) -> tensor<4x256xf32> {
+  ^bb0(%a: tensor<4x256xf32>):
+    %r = memopt.op "aten::relu"(%a) [#memopt.arg<0>] : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %s = memopt.op "aten::sigmoid"(%r) [#memopt.arg<0>] : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    memopt.yield %s : tensor<4x256xf32>
+  }
+  return %c : tensor<4x256xf32>
+}
+func.func @offload(%x: tensor<4x16xf32>) -> tensor<4x256xf32> {
+  %w = memopt.param "fc.weight" : tensor<256x16xf32>
+  %h = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none]
+      : (tensor<4x16xf32>, tensor<256x16xf32>) -> tensor<4x256xf32>
+  %c = memopt.checkpoint "blk" (%h) policies [#memopt.offload<host>]
+      : (tensor<4x256xf32>) -> tensor<4x256xf32> {
+  ^bb0(%a: tensor<4x256xf32>):
+    %r = memopt.op "aten::relu"(%a) [#memopt.arg<0>] : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %s = memopt.op "aten::sigmoid"(%r) [#memopt.arg<0>] : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    memopt.yield %s : tensor<4x256xf32>
+  }
+  return %c : tensor<4x256xf32>
+}
