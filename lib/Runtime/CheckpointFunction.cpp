@@ -1,0 +1,147 @@
+//===- CheckpointFunction.cpp - The checkpoint's autograd function --------===//
+//
+// Forward runs the region without grad and saves only its inputs. Backward
+// restores them, reruns the region with grad under the forward's RNG and
+// autocast state, and differentiates the recomputed outputs with respect to
+// the restored inputs (parameters are ordinary inputs).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CheckpointRegion.h"
+#include "CheckpointReplay.h"
+#include "CheckpointSaved.h"
+
+#include <c10/util/Exception.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/graph_task.h>
+
+namespace memopt::runtime {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+/// What backward needs besides the kept tensors; lives in the context as a
+/// capsule and is released after the last backward.
+struct CheckpointState : torch::CustomClassHolder {
+  std::shared_ptr<const Region> region;
+  std::string name;
+  std::vector<c10::Scalar> scalars;
+  SavedInputs saved;
+  ForwardState forwardState;
+  bool released = false;
+};
+
+/// The non-tensor arguments of one call (a single Function::apply argument).
+struct CheckpointCall {
+  std::shared_ptr<const Region> region;
+  c10::ArrayRef<c10::Scalar> scalars;
+  const std::vector<SavePolicy> *policies;
+  const std::string *name;
+};
+
+constexpr const char *kStateKey = "memopt_checkpoint_state";
+
+struct CheckpointFunction
+    : public torch::autograd::Function<CheckpointFunction> {
+  static variable_list forward(AutogradContext *ctx, at::TensorList inputs,
+                               const CheckpointCall &call) {
+    auto state = c10::make_intrusive<CheckpointState>();
+    state->region = call.region;
+    state->name = *call.name;
+    state->scalars = call.scalars.vec();
+    const RegionEffects &effects = call.region->effects();
+
+    state->saved.snapshotWritten(inputs, effects.writtenInputs, state->name);
+    state->forwardState =
+        ForwardState::capture(inputs, effects.nondeterministic);
+    state->saved.save(inputs, *call.policies, state->name);
+
+    variable_list outputs;
+    {
+      AutocastCacheOff cacheOff;
+      outputs = call.region->run(inputs, call.scalars);
+    }
+    ctx->save_for_backward(state->saved.takeKeptTensors());
+    ctx->saved_data[kStateKey] = c10::IValue::make_capsule(state);
+    return outputs;
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    // Inside backward, grad mode is on exactly when create_graph=True.
+    TORCH_CHECK(!at::GradMode::is_enabled(),
+                "memopt::checkpoint does not support double backward "
+                "(create_graph=True)");
+    auto state = c10::static_intrusive_pointer_cast<CheckpointState>(
+        ctx->saved_data.at(kStateKey).toCapsule());
+    TORCH_CHECK(!state->released, "memopt::checkpoint(region '", state->name,
+                "'): trying to backward through the region a second time "
+                "after its saved inputs were freed; pass retain_graph=True "
+                "to the first backward");
+    bool keepGraph = torch::autograd::get_current_graph_task_keep_graph();
+
+    state->saved.prefetch();
+    std::vector<at::Tensor> inputs =
+        state->saved.restore(ctx->get_saved_variables());
+
+    variable_list outputs;
+    {
+      ReplayGuard replay(state->forwardState);
+      at::AutoGradMode gradOn(true);
+      outputs = state->region->run(inputs, state->scalars);
+    }
+
+    variable_list diffOutputs, diffGrads;
+    for (size_t j = 0; j < outputs.size() && j < grads.size(); ++j) {
+      if (!outputs[j].requires_grad() || !grads[j].defined())
+        continue;
+      diffOutputs.push_back(outputs[j]);
+      diffGrads.push_back(grads[j]);
+    }
+    variable_list wrt;
+    std::vector<size_t> wrtIndex;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].requires_grad() && ctx->needs_input_grad(i)) {
+        wrt.push_back(inputs[i]);
+        wrtIndex.push_back(i);
+      }
+    }
+
+    // One gradient per forward argument: the tensors, then the call.
+    variable_list result(inputs.size() + 1);
+    if (!diffOutputs.empty() && !wrt.empty()) {
+      variable_list g = torch::autograd::grad(
+          diffOutputs, wrt, diffGrads, /*retain_graph=*/false,
+          /*create_graph=*/false, /*allow_unused=*/true);
+      for (size_t k = 0; k < wrt.size(); ++k)
+        result[wrtIndex[k]] = g[k];
+    }
+    if (!keepGraph) {
+      state->saved.release();
+      state->released = true;
+    }
+    return result;
+  }
+};
+
+} // namespace
+
+std::vector<at::Tensor> runCheckpoint(std::shared_ptr<const Region> region,
+                                      at::TensorList inputs,
+                                      c10::ArrayRef<c10::Scalar> scalars,
+                                      const std::vector<SavePolicy> &policies,
+                                      const std::string &name) {
+  bool anyRequiresGrad = false;
+  for (const at::Tensor &t : inputs)
+    anyRequiresGrad |= t.requires_grad();
+  if (!at::GradMode::is_enabled() || !anyRequiresGrad) {
+    // Nothing to differentiate: nothing to save or recompute.
+    AutocastCacheOff cacheOff;
+    return region->run(inputs, scalars);
+  }
+  CheckpointCall call{std::move(region), scalars, &policies, &name};
+  return CheckpointFunction::apply(inputs, call);
+}
+
+} // namespace memopt::runtime

@@ -1,0 +1,138 @@
+//===- CheckpointSaved.cpp - Save region inputs by policy, restore them ---===//
+
+#include "CheckpointSaved.h"
+
+#include <c10/util/Exception.h>
+
+namespace memopt::runtime {
+
+void SavedInputs::snapshotWritten(at::TensorList inputs,
+                                  const std::vector<bool> &written,
+                                  const std::string &regionName) {
+  entries_.assign(inputs.size(), Entry());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Entry &e = entries_[i];
+    e.requiresGrad = inputs[i].requires_grad();
+    if (!written[i])
+      continue;
+    TORCH_CHECK(!e.requiresGrad, "memopt::checkpoint(region '", regionName,
+                "'): the graph writes in place to input ", i,
+                ", which requires grad; only inputs that do not require grad "
+                "(e.g. running statistics) may be updated inside a region");
+    // Small in practice (running statistics, counters); a clone keeps the
+    // pre-forward values for every recompute.
+    e.how = Entry::How::Snapshot;
+    e.snapshot = inputs[i].detach().clone();
+    e.done = true;
+  }
+}
+
+void SavedInputs::save(at::TensorList inputs,
+                       const std::vector<SavePolicy> &policies,
+                       const std::string &regionName) {
+  TORCH_INTERNAL_ASSERT(entries_.size() == inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Entry &e = entries_[i];
+    if (e.done)
+      continue;
+    const at::Tensor &x = inputs[i];
+    SavePolicy policy = policies.empty() ? SavePolicy() : policies[i];
+    switch (policy.kind) {
+    case SaveKind::Keep:
+      break;
+    case SaveKind::Compress: {
+      try {
+        e.packed = compressTensor(x.detach(), policy.compression, policy.check);
+      } catch (const c10::Error &err) {
+        TORCH_CHECK(false, "memopt::checkpoint(region '", regionName,
+                    "'): cannot save input ", i, " as ", policy.str(), ": ",
+                    err.what_without_backtrace());
+      }
+      e.how = Entry::How::Packed;
+      if (!x.is_contiguous() && x.is_non_overlapping_and_dense())
+        e.strides = x.strides().vec();
+      continue;
+    }
+    case SaveKind::OffloadHost:
+    case SaveKind::OffloadUnified: {
+      if (x.is_cpu() &&
+          (policy.kind == SaveKind::OffloadUnified || !offloadSimulation()))
+        break; // already on the host: keep as is
+      if (policy.kind == SaveKind::OffloadUnified)
+        checkUnifiedMemorySupported(x.device());
+      if (!group_)
+        group_ = std::make_shared<OffloadGroup>();
+      e.how = Entry::How::Offloaded;
+      e.index = group_->add(x.detach(), policy.kind == SaveKind::OffloadHost
+                                            ? OffloadTarget::Host
+                                            : OffloadTarget::Unified);
+      continue;
+    }
+    }
+    e.how = Entry::How::Kept;
+    e.index = kept_.size();
+    kept_.push_back(x);
+  }
+  if (group_)
+    group_->seal();
+}
+
+void SavedInputs::prefetch() {
+  if (group_)
+    prefetchForBackward(group_);
+}
+
+std::vector<at::Tensor>
+SavedInputs::restore(const std::vector<at::Tensor> &kept) {
+  std::vector<at::Tensor> inputs;
+  inputs.reserve(entries_.size());
+  for (Entry &e : entries_) {
+    at::Tensor t;
+    switch (e.how) {
+    case Entry::How::Kept:
+      t = kept.at(e.index).detach();
+      break;
+    case Entry::How::Snapshot:
+      // A fresh copy each time: the recompute writes into it.
+      t = e.snapshot.clone();
+      break;
+    case Entry::How::Packed: {
+      TORCH_CHECK(e.packed.has_value(),
+                  "memopt::checkpoint: a compressed "
+                  "input is gone (backward through a region twice needs "
+                  "retain_graph=True)");
+      t = decompressTensor(*e.packed);
+      if (!e.strides.empty()) {
+        at::Tensor strided =
+            at::empty_strided(t.sizes(), e.strides, t.options());
+        strided.copy_(t);
+        t = strided;
+      }
+      break;
+    }
+    case Entry::How::Offloaded:
+      TORCH_CHECK(group_,
+                  "memopt::checkpoint: an offloaded input is gone "
+                  "(backward through a region twice needs retain_graph=True)");
+      t = group_->take(e.index).detach();
+      break;
+    }
+    if (e.requiresGrad)
+      t.requires_grad_(true);
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+void SavedInputs::release() {
+  for (Entry &e : entries_) {
+    e.snapshot = at::Tensor();
+    e.packed.reset();
+  }
+  if (group_) {
+    group_->release();
+    group_.reset();
+  }
+}
+
+} // namespace memopt::runtime

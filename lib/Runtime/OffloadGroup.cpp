@@ -1,0 +1,242 @@
+//===- OffloadGroup.cpp - Offload after forward, prefetch before backward -===//
+//
+// Stream discipline (device tensors; a CPU tensor under simulation takes the
+// same path with synchronous copies and no streams):
+//   offload:  side waits for the compute stream, copies device -> host (or
+//             into managed memory, then migrates it to the host), and the
+//             source is recorded on the side stream so the caching allocator
+//             does not reuse it before the copy has read it;
+//   prefetch: the device buffer is allocated on the compute stream, the side
+//             stream waits for it, copies host -> device (or migrates the
+//             managed pages back) and records a "ready" event;
+//   take:     the compute stream waits for "ready".
+// All copies of one device share one side stream, so a pool buffer lent
+// again is written only after the copy that last read it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OffloadInternal.h"
+
+#include <c10/core/StreamGuard.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+
+namespace memopt::runtime {
+
+struct OffloadGroup::Slot {
+  OffloadTarget target = OffloadTarget::Host;
+  at::Tensor kept;                  // not offloaded: the tensor itself
+  std::shared_ptr<HostLease> lease; // Host: the pool buffer
+  at::Tensor offloaded;             // host view of the lease, or managed tensor
+  at::Tensor restored;              // on the device again, after prefetch
+  std::unique_ptr<c10::Event> ready;
+  std::vector<int64_t> sizes, strides;
+  at::TensorOptions options;
+  bool onDevice = false; // device tensor (streams and events apply)
+};
+
+namespace {
+
+// Sealed groups in forward order; backward walks it from the back. Entries
+// are never locked (turned into owners) while gOrderMutex is held: dropping
+// the last owner there would re-enter release() and deadlock.
+struct OrderEntry {
+  const OffloadGroup *raw;
+  std::weak_ptr<OffloadGroup> weak;
+};
+std::mutex gOrderMutex;
+std::vector<OrderEntry> gOrder;
+
+at::Tensor hostView(const HostLease &lease, const at::Tensor &like,
+                    const std::vector<int64_t> &strides) {
+  return lease.bytes.view(like.scalar_type())
+      .as_strided(like.sizes(), strides, 0);
+}
+
+} // namespace
+
+OffloadGroup::OffloadGroup() = default;
+
+OffloadGroup::~OffloadGroup() { release(); }
+
+size_t OffloadGroup::add(const at::Tensor &t, OffloadTarget target) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TORCH_INTERNAL_ASSERT(!sealed_, "OffloadGroup::add after seal");
+  auto slot = std::make_unique<Slot>();
+  slot->target = target;
+  bool simulate = t.device().is_cpu() && target == OffloadTarget::Host &&
+                  offloadSimulation();
+  if ((t.device().is_cpu() && !simulate) || t.numel() == 0) {
+    slot->kept = t; // already on the host: nothing to move
+    slots_.push_back(std::move(slot));
+    return slots_.size() - 1;
+  }
+  slot->onDevice = !t.device().is_cpu();
+  slot->sizes = t.sizes().vec();
+  slot->strides = denseStridesFor(t);
+  slot->options = t.options();
+  int64_t nbytes = t.numel() * static_cast<int64_t>(t.element_size());
+
+  std::optional<c10::Stream> side;
+  if (slot->onDevice) {
+    side = sideStream(t.device());
+    streamWaitsFor(*side, currentStream(t.device()));
+  }
+  if (target == OffloadTarget::Unified) {
+    slot->offloaded = emptyManagedLike(t);
+    {
+      c10::StreamGuard guard(*side);
+      slot->offloaded.copy_(t, /*non_blocking=*/true);
+    }
+    migrateManaged(slot->offloaded, /*toHost=*/true, *side);
+  } else {
+    slot->lease = acquireHostBuffer(nbytes, /*pinned=*/slot->onDevice, side);
+    if (!slot->lease) {
+      offloadCounters().fallbacks++;
+      slot->kept = t;
+      slots_.push_back(std::move(slot));
+      return slots_.size() - 1;
+    }
+    slot->lease->lastUser = side;
+    slot->offloaded = hostView(*slot->lease, t, slot->strides);
+    if (side) {
+      c10::StreamGuard guard(*side);
+      slot->offloaded.copy_(t, /*non_blocking=*/true);
+    } else {
+      slot->offloaded.copy_(t);
+    }
+  }
+  if (side)
+    recordTensorOnStream(t, *side);
+  offloadCounters().tensors++;
+  offloadCounters().bytes += nbytes;
+  slots_.push_back(std::move(slot));
+  return slots_.size() - 1;
+}
+
+void OffloadGroup::seal() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (sealed_)
+      return;
+    sealed_ = true;
+  }
+  std::lock_guard<std::mutex> lock(gOrderMutex);
+  gOrder.push_back(OrderEntry{this, weak_from_this()});
+}
+
+bool OffloadGroup::prefetch() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return prefetchLocked();
+}
+
+bool OffloadGroup::prefetchLocked() {
+  if (prefetched_)
+    return false;
+  prefetched_ = true;
+  for (auto &slot : slots_) {
+    if (slot->kept.defined() || !slot->offloaded.defined() ||
+        slot->restored.defined())
+      continue;
+    if (!slot->onDevice) { // simulation: synchronous copy back
+      slot->restored =
+          at::empty_strided(slot->sizes, slot->strides, slot->options);
+      slot->restored.copy_(slot->offloaded);
+      continue;
+    }
+    c10::Device device = slot->options.device();
+    c10::Stream compute = currentStream(device);
+    c10::Stream side = sideStream(device);
+    if (slot->target == OffloadTarget::Unified) {
+      streamWaitsFor(side, compute);
+      migrateManaged(slot->offloaded, /*toHost=*/false, side);
+      slot->restored = slot->offloaded;
+    } else {
+      // Allocated on the compute stream, written on the side stream.
+      slot->restored =
+          at::empty_strided(slot->sizes, slot->strides, slot->options);
+      streamWaitsFor(side, compute);
+      {
+        c10::StreamGuard guard(side);
+        slot->restored.copy_(slot->offloaded, /*non_blocking=*/true);
+      }
+      recordTensorOnStream(slot->restored, side);
+    }
+    slot->ready = recordEvent(side);
+  }
+  return true;
+}
+
+at::Tensor OffloadGroup::take(size_t index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TORCH_CHECK(index < slots_.size(), "memopt: offload slot ", index,
+              " out of range");
+  Slot &slot = *slots_[index];
+  if (slot.kept.defined())
+    return slot.kept;
+  TORCH_CHECK(slot.offloaded.defined(),
+              "memopt: an offloaded tensor was used after its group was "
+              "released (backward through a checkpoint region twice needs "
+              "retain_graph=True)");
+  if (!slot.restored.defined()) {
+    prefetched_ = false; // not fetched yet (e.g. taken without prefetch)
+    prefetchLocked();
+  }
+  if (slot.ready)
+    slot.ready->block(currentStream(slot.options.device()));
+  // The device copy lives only as long as the caller holds it.
+  at::Tensor result = std::move(slot.restored);
+  slot.restored = at::Tensor();
+  slot.ready.reset();
+  // Once every slot is taken, a retained graph's next backward prefetches
+  // the group again like the first did.
+  if (std::none_of(slots_.begin(), slots_.end(),
+                   [](const auto &s) { return s->restored.defined(); }))
+    prefetched_ = false;
+  return result;
+}
+
+void OffloadGroup::release() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    slots_.clear(); // leases go back to the pool, managed blocks to theirs
+    prefetched_ = true;
+  }
+  std::lock_guard<std::mutex> lock(gOrderMutex);
+  gOrder.erase(std::remove_if(gOrder.begin(), gOrder.end(),
+                              [this](const OrderEntry &e) {
+                                return e.raw == this || e.weak.expired();
+                              }),
+               gOrder.end());
+}
+
+void prefetchForBackward(const std::shared_ptr<OffloadGroup> &current) {
+  std::vector<std::weak_ptr<OffloadGroup>> before; // nearest first
+  {
+    std::lock_guard<std::mutex> lock(gOrderMutex);
+    // Backward runs regions in reverse forward order: the groups sealed just
+    // before `current` are needed next.
+    auto it =
+        std::find_if(gOrder.rbegin(), gOrder.rend(), [&](const OrderEntry &e) {
+          return e.raw == current.get();
+        });
+    if (it != gOrder.rend())
+      for (++it; it != gOrder.rend(); ++it)
+        before.push_back(it->weak);
+  }
+  current->prefetch();
+  int64_t depth = std::max<int64_t>(offloadConfig().prefetchDepth, 0);
+  int64_t issued = 0;
+  for (const auto &weak : before) {
+    if (issued >= depth)
+      break;
+    if (auto group = weak.lock()) {
+      ++issued;
+      if (group->prefetch())
+        offloadCounters().prefetchedAhead++;
+    }
+  }
+}
+
+} // namespace memopt::runtime
