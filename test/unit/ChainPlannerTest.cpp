@@ -145,10 +145,12 @@ TEST(ChainPlanner, ForcedAndForbiddenSegmentsAreHonoured) {
   ChainPlan plan = planChain(chain, options);
   ASSERT_TRUE(plan.feasible);
   for (const ChainGroup &group : plan.groups) {
-    if (group.begin <= 3 && 3 < group.end)
+    if (group.begin <= 3 && 3 < group.end) {
       EXPECT_TRUE(group.checkpointed);
-    if (group.begin <= 5 && 5 < group.end)
+    }
+    if (group.begin <= 5 && 5 < group.end) {
       EXPECT_FALSE(group.checkpointed);
+    }
   }
 }
 
