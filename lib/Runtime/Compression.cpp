@@ -9,7 +9,8 @@
 
 #include "CompressionBackends.h"
 
-#include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace memopt::runtime {
@@ -53,11 +54,16 @@ void checkDtype(const char *op, CompressionKind kind, at::ScalarType dtype) {
               dtypeName(dtype));
 }
 
-/// Shortest decimal that reads back as the same float ("0.5", "nan", "-inf").
+/// Shortest %g form that reads back as the same float ("0.5", "nan", "inf").
+/// snprintf rather than std::to_chars(float), which needs libstdc++ 11.
 std::string formatValue(float value) {
-  char buf[64];
-  const auto result = std::to_chars(buf, buf + sizeof buf, value);
-  return std::string(buf, result.ptr);
+  char buf[32];
+  for (int digits = 1; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(value));
+    if (std::strtof(buf, nullptr) == value)
+      break;
+  }
+  return buf;
 }
 
 /// The value at logical flat index `index`, read without copying `x`.

@@ -65,7 +65,7 @@ struct F16 {
   // zero: rebias the exponent (127 -> 15) and drop those bits.
   static U fromSmallInt(uint8_t c) {
     const U h = static_cast<U>((F32::fromSmallInt(c) >> 13) - 0x1C000u);
-    return c ? h : U(0);
+    return static_cast<U>(h & (0u - static_cast<uint32_t>(c != 0)));
   }
 };
 
@@ -132,10 +132,10 @@ uint8_t encodeUInt8(const typename T::U *in, uint8_t *codes, int64_t len) {
   return bad;
 }
 
-/// The restored bit pattern of a 0/1 code, without a branch.
-template <class T> typename T::U decodeBinary(uint8_t code) {
+/// The restored bit pattern of a code that is 0 or 1, without a branch.
+template <class T> typename T::U decodeBit(uint8_t bit) {
   using U = typename T::U;
-  return static_cast<U>(static_cast<U>(-static_cast<U>(code != 0)) & T::kOne);
+  return static_cast<U>(static_cast<U>(0u - bit) & T::kOne);
 }
 
 /// Reads logical elements [begin, begin + len) of a tensor of any strides.

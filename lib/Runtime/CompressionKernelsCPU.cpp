@@ -94,6 +94,38 @@ void packBytes(const LogicalReader<T> &reader, int64_t n, CompressionKind kind,
   });
 }
 
+/// For every byte value, the positions of its set bits (ascending) and their
+/// number: sparse compaction handles eight elements per step without branches.
+struct SetBitTable {
+  uint8_t positions[256][8] = {};
+  uint8_t count[256] = {};
+  SetBitTable() {
+    for (int b = 0; b < 256; ++b)
+      for (int k = 0; k < 8; ++k)
+        if ((b >> k) & 1)
+          positions[b][count[b]++] = static_cast<uint8_t>(k);
+  }
+};
+
+/// Writes the indices of the ones among `len` codes starting at `first`
+/// into `local` (which has room for len + 7 entries); returns their number.
+template <typename I>
+int64_t compactOnes(const uint8_t *codes, int64_t len, int64_t first,
+                    I *local) {
+  static const SetBitTable table;
+  uint8_t bits[kTile / 8];
+  packCodes(codes, len, bits);
+  int64_t count = 0;
+  for (int64_t j = 0; j < (len + 7) / 8; ++j) {
+    const uint8_t byte = bits[j];
+    const I base = static_cast<I>(first + 8 * j);
+    for (int k = 0; k < 8; ++k) // entries past count are overwritten later
+      local[count + k] = base + table.positions[byte][k];
+    count += table.count[byte];
+  }
+  return count;
+}
+
 /// sparse: count the ones per chunk, scan, then write each chunk's indices
 /// at its offset (ascending overall).
 template <class T, typename I>
@@ -102,16 +134,12 @@ void writeSparse(const LogicalReader<T> &reader, int64_t n,
   const int64_t chunks = static_cast<int64_t>(offsets.size()) - 1;
   at::parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
     uint8_t codes[kTile];
-    I local[kTile];
+    I local[kTile + 8];
     for (int64_t c = c0; c < c1; ++c) {
       I *dst = out + offsets[c];
       auto tile = [&](int64_t first, const typename T::U *v, int64_t len) {
         encodeBinary<T>(v, codes, len);
-        int64_t count = 0;
-        for (int64_t i = 0; i < len; ++i) { // branch-free compaction
-          local[count] = static_cast<I>(first + i);
-          count += codes[i];
-        }
+        const int64_t count = compactOnes(codes, len, first, local);
         std::memcpy(dst, local, count * sizeof(I));
         dst += count;
         return true;
@@ -159,18 +187,27 @@ at::Tensor packSparse(const LogicalReader<T> &reader, int64_t n, bool check,
   return out;
 }
 
+/// Expands whole bytes [j0, j1). A function of its own so that the pointers
+/// are plain arguments, not loads from a lambda's captures the vectorizer
+/// must assume the stores may change.
+template <class T>
+void unpackWholeBytes(const uint8_t *in, typename T::U *out, int64_t j0,
+                      int64_t j1) {
+  for (int64_t j = j0; j < j1; ++j) {
+    const uint8_t byte = in[j];
+    for (int k = 0; k < 8; ++k)
+      out[8 * j + k] = decodeBit<T>((byte >> k) & 1);
+  }
+}
+
 template <class T>
 void unpackBits(const uint8_t *in, int64_t n, typename T::U *out) {
   const int64_t fullBytes = n / 8;
   at::parallel_for(0, (n + 7) / 8, kGrain / 8, [&](int64_t b0, int64_t b1) {
-    for (int64_t j = b0; j < std::min(b1, fullBytes); ++j) {
-      const uint8_t byte = in[j];
-      for (int k = 0; k < 8; ++k)
-        out[8 * j + k] = decodeBinary<T>((byte >> k) & 1);
-    }
+    unpackWholeBytes<T>(in, out, b0, std::min(b1, fullBytes));
     if (b1 > fullBytes) // the last, partial byte
       for (int64_t i = 8 * fullBytes; i < n; ++i)
-        out[i] = decodeBinary<T>((in[fullBytes] >> (i % 8)) & 1);
+        out[i] = decodeBit<T>((in[fullBytes] >> (i % 8)) & 1);
   });
 }
 
@@ -183,7 +220,7 @@ void unpackBytes(const uint8_t *in, int64_t n, CompressionKind kind,
         out[i] = T::fromSmallInt(in[i]);
     } else {
       for (int64_t i = begin; i < end; ++i)
-        out[i] = decodeBinary<T>(in[i]);
+        out[i] = decodeBit<T>(in[i] != 0);
     }
   });
 }
