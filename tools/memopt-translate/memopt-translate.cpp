@@ -25,6 +25,17 @@ static void registerMemoptDialects(mlir::DialectRegistry &registry) {
 
 int main(int argc, char **argv) {
 #ifdef MEMOPT_HAVE_TORCHSCRIPTIMPORT
+  // Likewise for an input file mlir-translate cannot read.
+  if (mlir::memopt::reportUnreadableImportInput(argc, argv))
+    return 1;
+#endif
+#ifdef MEMOPT_HAVE_TORCHSCRIPTEXPORT
+  // mlir-translate opens -o before translating; report a bad path in
+  // memopt's one-line error format instead of its own message.
+  if (mlir::memopt::reportUnwritableExportOutput(argc, argv))
+    return 1;
+#endif
+#ifdef MEMOPT_HAVE_TORCHSCRIPTIMPORT
   mlir::memopt::registerTorchScriptImportTranslation();
 #endif
 #ifdef MEMOPT_HAVE_TORCHSCRIPTEXPORT

@@ -1,0 +1,46 @@
+//===- TorchScriptExport.h - memopt dialect to TorchScript .pt --*- C++ -*-===//
+//
+// Writes a memopt module back as a TorchScript `.pt` that trains like the
+// model it was imported from. Weights travel by reference: the module's
+// `memopt.source` attribute names the original `.pt`, whose parameters,
+// buffers and attributes are copied into a rebuilt module hierarchy with the
+// same names, so `state_dict()` keys are the original ones.
+//
+// This header is free of LibTorch types; TorchScriptExportModule.h offers the
+// same export against a source module already loaded in memory.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_CONVERSION_TORCHSCRIPTEXPORT_H
+#define MEMOPT_CONVERSION_TORCHSCRIPTEXPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::memopt {
+
+/// Name of the module attribute holding the absolute path of the source .pt.
+inline constexpr llvm::StringLiteral kSourceAttrName = "memopt.source";
+
+/// Exports `@forward` of `module` (and the state of the `.pt` named by
+/// `memopt.source`) as a TorchScript module saved to `outputPath`. Emits one
+/// error diagnostic on failure.
+LogicalResult exportTorchScript(ModuleOp module, llvm::StringRef outputPath);
+
+/// Same, writing the serialized `.pt` (a zip archive) to `output`.
+LogicalResult exportTorchScript(ModuleOp module, llvm::raw_ostream &output);
+
+/// Registers `--export-torchscript` with mlir-translate's registry. The `.pt`
+/// bytes go to the translation's output stream, i.e. the `-o` file.
+void registerTorchScriptExportTranslation();
+
+/// For drivers: when `argv` asks for `--export-torchscript` and the `-o`
+/// path cannot be written, prints the one-line `memopt: error:` diagnostic
+/// and returns true (the driver should exit with failure). mlir-translate
+/// opens `-o` before any translation runs, with its own message.
+bool reportUnwritableExportOutput(int argc, char **argv);
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_CONVERSION_TORCHSCRIPTEXPORT_H

@@ -1,0 +1,168 @@
+//===- CheckpointExport.cpp - memopt.checkpoint to memopt::checkpoint -----===//
+//
+// A region becomes one call of the runtime operator
+//
+//   memopt::checkpoint.typed(str graph, Tensor[] inputs, int[] ints,
+//                            float[] floats, str[] policies, str name)
+//       -> Tensor[]
+//
+// whose `graph` is the body as TorchScript IR text (tensor inputs first,
+// then int/bool and float scalars, as the runtime requires). The `.typed`
+// overload is the one TorchScript source can call: the saved module's code
+// is recompiled on load and cannot build the Scalar[] of the other overload.
+//
+//===----------------------------------------------------------------------===//
+#include "ExportInternal.h"
+
+#include "memopt/Dialect/MemoptOps.h"
+
+#include <torch/csrc/jit/frontend/function_schema_parser.h>
+#include <torch/csrc/jit/runtime/operator.h>
+
+using namespace mlir;
+using namespace mlir::memopt;
+using torch::jit::Graph;
+
+/// The runtime schema this exporter emits calls of (docs/runtime.md).
+static constexpr const char *kCheckpointSchema =
+    "memopt::checkpoint.typed(str graph, Tensor[] inputs, int[] ints, "
+    "float[] floats, str[] policies, str name) -> Tensor[]";
+
+/// The runtime's spelling of a save policy (SavePolicy::parse).
+static std::optional<std::string> policyText(Attribute policy) {
+  if (isa<KeepPolicyAttr>(policy))
+    return "keep";
+  if (auto compress = dyn_cast<CompressPolicyAttr>(policy))
+    return "compress:" + stringifyCompressionKind(compress.getKind()).str();
+  if (auto offload = dyn_cast<OffloadPolicyAttr>(policy))
+    return "offload:" + stringifyOffloadKind(offload.getKind()).str();
+  return std::nullopt;
+}
+
+/// When the runtime is loaded in this process (memopt-compile, Python), its
+/// schema must be the one this exporter was written against.
+static LogicalResult checkRuntimeSchema(CheckpointOp op) {
+  c10::FunctionSchema expected = torch::jit::parseSchema(kCheckpointSchema);
+  const auto &registered = torch::jit::getAllOperatorsFor(
+      c10::Symbol::fromQualString("memopt::checkpoint"));
+  if (registered.empty())
+    return success();
+  for (const auto &candidate : registered)
+    if (candidate->schema().overload_name() == expected.overload_name()) {
+      if (candidate->schema() == expected)
+        return success();
+      return op.emitError("cannot export checkpoint region '")
+             << op.getLabel() << "': the loaded runtime declares "
+             << c10::toString(candidate->schema()) << " but the exporter emits "
+             << kCheckpointSchema;
+    }
+  return op.emitError("cannot export checkpoint region '")
+         << op.getLabel() << "': the loaded runtime has no "
+         << kCheckpointSchema;
+}
+
+std::optional<c10::RegistrationHandleRAII> exporter::declareRuntimeOps() {
+  if (!torch::jit::getAllOperatorsFor(
+           c10::Symbol::fromQualString("memopt::checkpoint"))
+           .empty())
+    return std::nullopt;
+  return c10::Dispatcher::singleton().registerDef(
+      torch::jit::parseSchema(kCheckpointSchema),
+      "memopt TorchScript exporter (schema only)");
+}
+
+namespace {
+struct RegionInput {
+  mlir::Value inner;        // body argument or hoisted state read
+  torch::jit::Value *outer; // its value in the enclosing graph
+  std::string policy;
+};
+} // namespace
+
+LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
+                                       ValueMap &values) {
+  if (failed(checkRuntimeSchema(op)))
+    return failure();
+  Block &body = op.getBodyBlock();
+  SmallVector<RegionInput> tensors, ints, floats;
+  auto classify = [&](mlir::Value inner, torch::jit::Value *outer,
+                      std::string policy) -> LogicalResult {
+    c10::TypeKind kind = outer->type()->kind();
+    RegionInput input{inner, outer, std::move(policy)};
+    if (kind == c10::TypeKind::TensorType)
+      tensors.push_back(input);
+    else if (kind == c10::TypeKind::IntType || kind == c10::TypeKind::BoolType)
+      ints.push_back(input);
+    else if (kind == c10::TypeKind::FloatType)
+      floats.push_back(input);
+    else
+      return op.emitError("cannot export checkpoint region '")
+             << op.getLabel() << "': input of type " << inner.getType()
+             << " is not a tensor, int, bool or float";
+    return success();
+  };
+  for (auto [arg, input, policy] :
+       llvm::zip(body.getArguments(), op.getInputs(), op.getPolicies())) {
+    std::optional<std::string> text = policyText(policy);
+    torch::jit::Value *outer = values.lookup(input);
+    if (!text || !outer)
+      return op.emitError("cannot export checkpoint region '")
+             << op.getLabel() << "': unsupported input or policy " << policy;
+    if (failed(classify(arg, outer, *text)))
+      return failure();
+  }
+  for (Operation &nested : body)
+    if (isa<ParamOp, BufferOp, GetAttrOp>(nested))
+      if (failed(classify(nested.getResult(0),
+                          values.lookup(nested.getResult(0)), "keep")))
+        return failure();
+
+  // The body graph: tensors first, then ints/bools, then floats.
+  auto region = std::make_shared<Graph>();
+  ValueMap inner;
+  for (auto *group : {&tensors, &ints, &floats})
+    for (RegionInput &input : *group)
+      inner[input.inner] = region->addInput()->setType(input.outer->type());
+  if (failed(emitBlock(body, *region, /*self=*/nullptr, inner)))
+    return failure();
+  for (mlir::Value result : body.getTerminator()->getOperands()) {
+    torch::jit::Value *output = inner.lookup(result);
+    if (!isa<mlir::TensorType>(result.getType()) || !output)
+      return op.emitError("cannot export checkpoint region '")
+             << op.getLabel() << "': result of type " << result.getType()
+             << " is not a tensor";
+    region->registerOutput(output);
+  }
+  region->lint();
+
+  // The call in the enclosing graph.
+  auto list = [&](const c10::TypePtr &element, ArrayRef<RegionInput> group) {
+    std::vector<torch::jit::Value *> elements;
+    for (const RegionInput &input : group) {
+      torch::jit::Value *v = input.outer;
+      if (v->type()->kind() == c10::TypeKind::BoolType)
+        v = graph.insert(c10::Symbol::fromQualString("aten::Int"), {v});
+      elements.push_back(v);
+    }
+    return graph.insertNode(graph.createList(element, elements))->output();
+  };
+  c10::impl::GenericList policies(c10::StringType::get());
+  for (const RegionInput &input : tensors)
+    policies.push_back(input.policy);
+  std::vector<torch::jit::Value *> arguments = {
+      graph.insertConstant(region->toString(/*print_source_locations=*/false)),
+      list(c10::TensorType::get(), tensors),
+      list(c10::IntType::get(), ints),
+      list(c10::FloatType::get(), floats),
+      insertConstantValue(graph, c10::IValue(policies)),
+      graph.insertConstant(op.getLabel().str())};
+  torch::jit::Node *call = graph.create(
+      c10::Symbol::fromQualString("memopt::checkpoint"), arguments);
+  call->output()->setType(c10::ListType::ofTensors());
+  graph.insertNode(call);
+  torch::jit::Node *unpack = graph.insertNode(
+      graph.createListUnpack(call->output(), op.getNumResults()));
+  for (auto [result, output] : llvm::zip(op.getResults(), unpack->outputs()))
+    values[result] = output;
+  return success();
+}

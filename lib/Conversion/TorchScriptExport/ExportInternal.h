@@ -1,0 +1,101 @@
+//===- ExportInternal.h - Shared pieces of the TorchScript export -*- C++ -*-=//
+//
+// Private to lib/Conversion/TorchScriptExport. Functions taking an
+// Operation* emit their error on it and return failure; they may still let a
+// c10::Error escape, which the entry points turn into a diagnostic.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_LIB_CONVERSION_TORCHSCRIPTEXPORT_EXPORTINTERNAL_H
+#define MEMOPT_LIB_CONVERSION_TORCHSCRIPTEXPORT_EXPORTINTERNAL_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <optional>
+#include <string>
+
+namespace mlir::memopt {
+class CheckpointOp;
+
+namespace exporter {
+
+//===----------------------------------------------------------------------===//
+// Types and constants (TypeConversion.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The TorchScript type of values of MLIR type `type`, or nullptr.
+c10::TypePtr convertType(Type type);
+
+/// The ATen dtype of a tensor element type, or std::nullopt.
+std::optional<c10::ScalarType> scalarTypeOf(Type element);
+
+/// A tensor constant of the importer's form: the flattened elements (f64,
+/// i64 or bool attributes) of a tensor whose shape and dtype `type` gives.
+std::optional<at::Tensor> convertTensorConstant(Attribute elements, Type type,
+                                                std::string &error);
+
+/// Converts a constant argument of memopt.op to an IValue. `expected` is the
+/// schema type of the argument when known (nullptr otherwise): it decides
+/// int vs. float, the element type of empty lists and devices. Returns
+/// std::nullopt and sets `error` when the attribute has no TorchScript value.
+std::optional<c10::IValue> convertConstant(Attribute attr,
+                                           const c10::TypePtr &expected,
+                                           std::string &error);
+
+/// Inserts `value` as constant(s): a prim::Constant where TorchScript can
+/// encode it, otherwise a prim::ListConstruct of element constants.
+torch::jit::Value *insertConstantValue(torch::jit::Graph &graph,
+                                       const c10::IValue &value);
+
+//===----------------------------------------------------------------------===//
+// Module state (ModuleState.cpp)
+//===----------------------------------------------------------------------===//
+
+/// A fresh module hierarchy mirroring `source`: same attribute names, order,
+/// types and flags; parameters and buffers share storage with `source`.
+torch::jit::Module rebuildModuleHierarchy(const torch::jit::Module &source);
+
+/// Checks every memopt.param / buffer / get_attr / set_attr of `module`
+/// against `root` (the rebuilt hierarchy): the path exists, has the right
+/// kind, and tensors match the IR's shape, dtype and `frozen` flag.
+LogicalResult verifyModuleState(ModuleOp module, const torch::jit::Module &root,
+                                llvm::StringRef sourceName);
+
+//===----------------------------------------------------------------------===//
+// Graph building (GraphBuilder.cpp, CheckpointExport.cpp)
+//===----------------------------------------------------------------------===//
+
+using ValueMap = llvm::DenseMap<mlir::Value, torch::jit::Value *>;
+
+/// Appends the nodes of `block` (without its terminator) to `graph`, mapping
+/// SSA values through `values`. `self` is the module value for attribute
+/// access, nullptr inside checkpoint bodies (which may not touch state).
+LogicalResult emitBlock(Block &block, torch::jit::Graph &graph,
+                        torch::jit::Value *self, ValueMap &values);
+
+/// The `forward` graph of `func`, whose first input is `self` of `selfType`.
+std::shared_ptr<torch::jit::Graph>
+buildForwardGraph(func::FuncOp func, const c10::ClassTypePtr &selfType,
+                  const torch::jit::Module &source);
+
+/// Declares the runtime ops the exporter emits (schema only, no kernel) for
+/// as long as the handle lives, unless the runtime is loaded: saving needs
+/// every node's schema, and the compiler does not link the runtime.
+std::optional<c10::RegistrationHandleRAII> declareRuntimeOps();
+
+/// Emits a checkpoint region as a call of the runtime op memopt::checkpoint.
+/// Parameters, buffers and attributes read in the body must already be
+/// mapped in `values` (read outside by the caller): they become extra
+/// inputs saved with policy "keep".
+LogicalResult emitCheckpoint(CheckpointOp op, torch::jit::Graph &graph,
+                             ValueMap &values);
+
+} // namespace exporter
+} // namespace mlir::memopt
+
+#endif // MEMOPT_LIB_CONVERSION_TORCHSCRIPTEXPORT_EXPORTINTERNAL_H

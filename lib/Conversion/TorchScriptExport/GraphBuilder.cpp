@@ -1,0 +1,370 @@
+//===- GraphBuilder.cpp - memopt ops to torch::jit::Graph nodes -----------===//
+//
+// One node per memopt.op, in IR order, created by its qualified kind. The
+// IR keeps every argument in schema order, so constants are re-materialized
+// as prim::Constant inputs; when the op records its overload, the schema's
+// argument types decide the constants' types (int vs. float, empty lists,
+// devices) and the node is checked to match that overload.
+//
+//===----------------------------------------------------------------------===//
+#include "ExportInternal.h"
+
+#include "memopt/Dialect/MemoptOps.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <torch/csrc/jit/runtime/operator.h>
+
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::memopt;
+using torch::jit::Graph;
+using torch::jit::Node;
+
+/// Kinds the interpreter implements itself: no registered operator.
+static bool isStructuralKind(StringRef name) {
+  static const llvm::StringSet<> kinds = {
+      "prim::ListConstruct", "prim::ListUnpack",    "prim::TupleConstruct",
+      "prim::TupleUnpack",   "prim::TupleIndex",    "prim::DictConstruct",
+      "prim::Uninitialized", "prim::unchecked_cast"};
+  return kinds.contains(name);
+}
+
+static std::string typeList(at::ArrayRef<torch::jit::Value *> values) {
+  std::string text;
+  for (torch::jit::Value *v : values)
+    text += (text.empty() ? "" : ", ") + v->type()->repr_str();
+  return text;
+}
+
+namespace {
+class GraphEmitter {
+public:
+  GraphEmitter(Graph &graph, torch::jit::Value *self,
+               exporter::ValueMap &values)
+      : graph(graph), self(self), values(values) {}
+
+  LogicalResult emit(Operation *op);
+  /// Raises at run time unless attribute `path` still has value `expected`.
+  LogicalResult emitGuard(Operation *anchor, StringRef path,
+                          Attribute expected);
+
+private:
+  torch::jit::Value *lookup(mlir::Value value) { return values.lookup(value); }
+  /// The module owning the last segment of `path`, via cached GetAttrs.
+  torch::jit::Value *ownerOf(StringRef path, std::string &field);
+  LogicalResult emitStateRead(Operation *op, StringRef path);
+  LogicalResult emitConstant(TorchOp op);
+  LogicalResult emitTorchOp(TorchOp op);
+  LogicalResult mapResults(Operation *op, Node *node);
+
+  Graph &graph;
+  torch::jit::Value *self;
+  exporter::ValueMap &values;
+  llvm::StringMap<torch::jit::Value *> modules;
+};
+} // namespace
+
+torch::jit::Value *GraphEmitter::ownerOf(StringRef path, std::string &field) {
+  auto [prefix, last] = path.rsplit('.');
+  if (last.empty()) { // no dot
+    field = prefix.str();
+    return self;
+  }
+  field = last.str();
+  torch::jit::Value *&cached = modules[prefix];
+  if (!cached) {
+    std::string parentField;
+    torch::jit::Value *parent = ownerOf(prefix, parentField);
+    cached = graph.insertGetAttr(parent, parentField);
+  }
+  return cached;
+}
+
+LogicalResult GraphEmitter::emitStateRead(Operation *op, StringRef path) {
+  if (!self)
+    return op->emitError("cannot read module state '")
+           << path << "' here: only forward's own body has `self`";
+  std::string field;
+  torch::jit::Value *owner = ownerOf(path, field);
+  values[op->getResult(0)] = graph.insertGetAttr(owner, field);
+  return success();
+}
+
+LogicalResult GraphEmitter::mapResults(Operation *op, Node *node) {
+  if (node->outputs().size() != op->getNumResults())
+    return op->emitError("exported node has ")
+           << node->outputs().size() << " outputs for " << op->getNumResults()
+           << " results";
+  for (auto [result, output] : llvm::zip(op->getResults(), node->outputs()))
+    values[result] = output;
+  return success();
+}
+
+LogicalResult GraphEmitter::emitConstant(TorchOp op) {
+  if (op.getNumResults() != 1 || op.getArgs().size() > 1)
+    return op.emitError("prim::Constant must have one result and at most one "
+                        "argument");
+  Type type = op.getResult(0).getType();
+  if (isa<mlir::TensorType>(type)) {
+    std::string error;
+    auto tensor =
+        op.getArgs().size() == 1
+            ? exporter::convertTensorConstant(op.getArgs()[0], type, error)
+            : std::nullopt;
+    if (!tensor)
+      return op.emitError("cannot export tensor constant: ") << error;
+    values[op.getResult(0)] = graph.insertConstant(*tensor);
+    return success();
+  }
+  c10::TypePtr expected = exporter::convertType(type);
+  if (!expected)
+    return op.emitError("constant of type ")
+           << type << " has no TorchScript equivalent";
+  c10::IValue value;
+  if (!op.getArgs().empty()) {
+    std::string error;
+    auto converted =
+        exporter::convertConstant(op.getArgs()[0], expected, error);
+    if (!converted)
+      return op.emitError("cannot export constant: ") << error;
+    value = std::move(*converted);
+  } else if (expected->kind() != c10::TypeKind::NoneType) {
+    return op.emitError("prim::Constant of type ") << type << " has no value";
+  }
+  torch::jit::Value *constant = exporter::insertConstantValue(graph, value);
+  if (!constant)
+    return op.emitError("TorchScript cannot encode constant of type ") << type;
+  values[op.getResult(0)] = constant;
+  return success();
+}
+
+LogicalResult GraphEmitter::emitTorchOp(TorchOp op) {
+  StringRef name = op.getName();
+  if (name == "prim::Constant")
+    return emitConstant(op);
+  if (name == "prim::If" || name == "prim::Loop" ||
+      name.starts_with("prim::Call"))
+    return op.emitError("cannot export '")
+           << name << "': control flow and calls must be inlined or unrolled";
+
+  c10::Symbol kind = c10::Symbol::fromQualString(name.str());
+  const auto &operators = torch::jit::getAllOperatorsFor(kind);
+  if (operators.empty() && !isStructuralKind(name))
+    return op.emitError("cannot export '")
+           << name << "': no TorchScript operator has this name";
+  const c10::FunctionSchema *schema = nullptr;
+  if (auto overload = op.getOverload(); overload && !operators.empty()) {
+    for (const auto &candidate : operators)
+      if (candidate->schema().overload_name() == *overload)
+        schema = &candidate->schema();
+    if (!schema)
+      return op.emitError("cannot export '")
+             << name << "': it has no overload '" << *overload << "'";
+  }
+
+  std::vector<torch::jit::Value *> inputs;
+  for (auto [position, arg] : llvm::enumerate(op.getArgs())) {
+    if (auto ref = dyn_cast<OperandRefAttr>(arg)) {
+      torch::jit::Value *input = lookup(op->getOperand(ref.getIndex()));
+      if (!input)
+        return op.emitError("operand ")
+               << ref.getIndex() << " was not exported";
+      inputs.push_back(input);
+      continue;
+    }
+    c10::TypePtr expected;
+    if (schema && position < schema->arguments().size())
+      expected = schema->arguments()[position].type();
+    std::string error;
+    auto value = exporter::convertConstant(arg, expected, error);
+    if (!value)
+      return op.emitError("argument #")
+             << position << " of '" << name << "': " << error;
+    torch::jit::Value *constant = exporter::insertConstantValue(graph, *value);
+    if (!constant)
+      return op.emitError("argument #")
+             << position << " of '" << name << "': TorchScript cannot encode "
+             << arg;
+    inputs.push_back(constant);
+  }
+
+  Node *node;
+  if (name == "prim::TupleConstruct") {
+    node = graph.createTuple(inputs);
+  } else if (name == "prim::ListConstruct") {
+    auto list = op.getNumResults() == 1
+                    ? dyn_cast<memopt::ListType>(op.getResult(0).getType())
+                    : nullptr;
+    c10::TypePtr element =
+        list ? exporter::convertType(list.getElementType()) : nullptr;
+    if (!element)
+      return op.emitError("prim::ListConstruct must return one !memopt.list of "
+                          "a TorchScript element type");
+    node = graph.createList(element, inputs);
+  } else {
+    node = graph.create(kind, inputs, op.getNumResults());
+    for (auto [result, output] : llvm::zip(op.getResults(), node->outputs())) {
+      c10::TypePtr type = exporter::convertType(result.getType());
+      if (!type) {
+        node->destroy();
+        return op.emitError("result type ")
+               << result.getType() << " of '" << name
+               << "' has no TorchScript equivalent";
+      }
+      output->setType(type);
+    }
+  }
+  graph.insertNode(node);
+
+  bool matches = schema ? node->matches(*schema)
+                        : operators.empty() || node->maybeSchema();
+  if (!matches)
+    return op.emitError("cannot export '")
+           << name << (schema ? "." + schema->overload_name() : "")
+           << "': no schema accepts arguments (" << typeList(node->inputs())
+           << ")";
+  return mapResults(op, node);
+}
+
+LogicalResult GraphEmitter::emitGuard(Operation *anchor, StringRef path,
+                                      Attribute expected) {
+  std::string field;
+  torch::jit::Value *actual = graph.insertGetAttr(ownerOf(path, field), field);
+  std::string error;
+  auto value = exporter::convertConstant(expected, actual->type(), error);
+  if (!value)
+    return anchor->emitError("memopt.assumes '") << path << "': " << error;
+  torch::jit::Value *differs;
+  if (value->isNone()) {
+    differs = graph.insert(c10::Symbol::fromQualString("aten::__isnot__"),
+                           {actual, graph.insertConstant(*value)});
+  } else {
+    torch::jit::Value *constant = exporter::insertConstantValue(graph, *value);
+    if (!constant)
+      return anchor->emitError("memopt.assumes '")
+             << path << "': TorchScript cannot encode " << expected;
+    differs = graph.insert(c10::Symbol::fromQualString("aten::ne"),
+                           {actual, constant});
+  }
+  std::ostringstream os; // the value as Python prints it: True, 0.1, None
+  os << "memopt: this module was compiled for " << path.str()
+     << " == " << *value
+     << " (memopt.assumes); compile it again for other values, "
+     << "e.g. for eval() or train() mode";
+  Node *check = graph.insertNode(
+      graph.create(c10::Symbol::fromQualString("prim::If"), {differs}, 0));
+  {
+    torch::jit::WithInsertPoint raise(check->addBlock());
+    graph.insert(c10::Symbol::fromQualString("prim::RaiseException"),
+                 {graph.insertConstant(os.str())});
+  }
+  check->addBlock();
+  return success();
+}
+
+LogicalResult GraphEmitter::emit(Operation *op) {
+  // State reads hoisted out of a checkpoint body are already materialized.
+  if (op->getNumResults() == 1 && values.count(op->getResult(0)))
+    return success();
+  if (auto param = dyn_cast<ParamOp>(op))
+    return emitStateRead(op, param.getPath());
+  if (auto buffer = dyn_cast<BufferOp>(op))
+    return emitStateRead(op, buffer.getPath());
+  if (auto get = dyn_cast<GetAttrOp>(op))
+    return emitStateRead(op, get.getPath());
+  if (auto set = dyn_cast<SetAttrOp>(op)) {
+    if (!self)
+      return op->emitError("cannot assign module state here");
+    std::string field;
+    torch::jit::Value *owner = ownerOf(set.getPath(), field);
+    graph.insertNode(graph.createSetAttr(owner, field, lookup(set.getValue())));
+    return success();
+  }
+  if (auto torchOp = dyn_cast<TorchOp>(op))
+    return emitTorchOp(torchOp);
+  if (auto checkpoint = dyn_cast<CheckpointOp>(op)) {
+    // A body has no `self`: parameters, buffers and attributes it reads are
+    // read here and enter the region as extra inputs.
+    for (Operation &nested : checkpoint.getBodyBlock())
+      if (isa<ParamOp, BufferOp, GetAttrOp>(nested) && failed(emit(&nested)))
+        return failure();
+    return exporter::emitCheckpoint(checkpoint, graph, values);
+  }
+  return op->emitError("cannot export '")
+         << op->getName() << "' to TorchScript";
+}
+
+LogicalResult exporter::emitBlock(Block &block, Graph &graph,
+                                  torch::jit::Value *self, ValueMap &values) {
+  GraphEmitter emitter(graph, self, values);
+  // The importer folds control flow on module attributes (`bn1.training`)
+  // and records their values: the exported forward checks them first.
+  if (auto func = dyn_cast<func::FuncOp>(block.getParentOp()))
+    if (auto assumes = func->getAttrOfType<DictionaryAttr>("memopt.assumes"))
+      for (NamedAttribute assumption : assumes)
+        if (failed(emitter.emitGuard(func, assumption.getName().getValue(),
+                                     assumption.getValue())))
+          return failure();
+  for (Operation &op : block.without_terminator())
+    if (failed(emitter.emit(&op)))
+      return failure();
+  return success();
+}
+
+std::shared_ptr<Graph>
+exporter::buildForwardGraph(func::FuncOp func,
+                            const c10::ClassTypePtr &selfType,
+                            const torch::jit::Module &source) {
+  if (!func.getBody().hasOneBlock()) {
+    func.emitError("cannot export a forward with ")
+        << func.getBody().getBlocks().size() << " blocks";
+    return nullptr;
+  }
+  auto graph = std::make_shared<Graph>();
+  torch::jit::Value *self = graph->addInput("self")->setType(selfType);
+
+  // Users call forward by the original argument names.
+  std::vector<std::string> names;
+  if (auto method = source.find_method("forward")) {
+    const auto &arguments = method->function().getSchema().arguments();
+    if (arguments.size() == func.getNumArguments() + 1)
+      for (size_t i = 1; i < arguments.size(); ++i)
+        names.push_back(arguments[i].name());
+  }
+  ValueMap values;
+  for (BlockArgument arg : func.getArguments()) {
+    c10::TypePtr type = convertType(arg.getType());
+    if (!type) {
+      func.emitError("argument #")
+          << arg.getArgNumber() << " of type " << arg.getType()
+          << " has no TorchScript equivalent";
+      return nullptr;
+    }
+    std::string name = names.empty() ? "" : names[arg.getArgNumber()];
+    values[arg] = graph->addInput(name)->setType(type);
+  }
+
+  Block &body = func.getBody().front();
+  if (failed(emitBlock(body, *graph, self, values)))
+    return nullptr;
+  std::vector<torch::jit::Value *> outputs;
+  for (mlir::Value result : body.getTerminator()->getOperands()) {
+    outputs.push_back(values.lookup(result));
+    if (!outputs.back()) {
+      body.getTerminator()->emitError("returned value was not exported");
+      return nullptr;
+    }
+  }
+  if (outputs.size() == 1)
+    graph->registerOutput(outputs.front());
+  else if (outputs.empty())
+    graph->registerOutput(graph->insertConstant(c10::IValue()));
+  else
+    graph->registerOutput(
+        graph->insertNode(graph->createTuple(outputs))->output());
+  graph->lint();
+  return graph;
+}

@@ -1,0 +1,334 @@
+//===- GraphSpecializer.cpp - Fold control flow into a straight line
+//-------===//
+//
+// memopt's dialect has no region op for TorchScript control flow, so every
+// prim::If and prim::Loop must disappear at import:
+//   - prim::If on a static condition (constant, module attribute such as
+//     `training`, tensor shape) is replaced by the branch taken;
+//   - prim::Loop with a static trip count and static conditions is unrolled,
+//     one iteration at a time, so that the next condition can depend on the
+//     previous iteration (a LIF neuron over T steps, `for d in x.shape`).
+// The walk goes through the graph in order and evaluates every node before
+// the control flow that needs it (NodeEvaluator). Anything not static is
+// rejected with the construct's name and source line. Nothing is reordered.
+//
+//===----------------------------------------------------------------------===//
+#include "ImportInternal.h"
+
+#include <ATen/ATen.h>
+
+using namespace mlir::memopt;
+using namespace mlir::memopt::detail;
+using torch::jit::Block;
+using torch::jit::Node;
+using torch::jit::Value;
+
+/// Unrolling beyond this many iterations (all loops together) is refused: the
+/// imported function would be too large to be useful.
+static constexpr int64_t kMaxUnrolledIterations = 100000;
+static constexpr int64_t kMaxNodes = 2000000;
+
+namespace {
+struct LoopState {
+  int64_t iteration = 0;
+  int64_t tripCount = 0;
+  bool condition = true;
+  Value *nextCondition = nullptr;
+  std::vector<Value *> carried;
+};
+
+class GraphSpecializer {
+public:
+  GraphSpecializer(const torch::jit::Module &module,
+                   std::shared_ptr<torch::jit::Graph> graph,
+                   const std::vector<InputSpec> &specs)
+      : module(module), graph(std::move(graph)), specs(specs),
+        evaluator(module, this->graph, !specs.empty()) {}
+
+  SpecializedGraph run();
+
+private:
+  void bindInputs();
+  Node *foldIf(Node *node);
+  Node *stepLoop(Node *node);
+  const ValueFacts &requireStatic(Value *value, Node *node,
+                                  const std::string &what);
+  std::string nonStaticOrigin(Value *value);
+  Node *inlineBlock(Block *block, Node *before,
+                    const std::vector<Value *> &blockInputs,
+                    std::vector<Value *> &blockOutputs);
+  void eraseDeadNodes();
+
+  const torch::jit::Module &module;
+  std::shared_ptr<torch::jit::Graph> graph;
+  const std::vector<InputSpec> &specs;
+  NodeEvaluator evaluator;
+  std::unordered_map<Node *, LoopState> loops;
+  std::map<std::string, c10::IValue> assumptions;
+  int64_t unrolledIterations = 0;
+};
+} // namespace
+
+/// "x.1" -> "x": TorchScript adds numeric suffixes to keep names unique.
+static std::string baseName(const Value *value) {
+  std::string name = value->debugName();
+  size_t dot = name.find('.');
+  return dot == std::string::npos ? name : name.substr(0, dot);
+}
+
+void GraphSpecializer::bindInputs() {
+  auto inputs = graph->inputs().slice(1);
+  if (specs.empty())
+    return;
+  // Trailing Optional inputs (`mask=None`) may be left out: they are None.
+  size_t required = inputs.size();
+  while (required > specs.size() &&
+         inputs[required - 1]->type()->kind() == c10::TypeKind::OptionalType)
+    --required;
+  if (specs.size() < required || specs.size() > inputs.size()) {
+    std::string names;
+    for (Value *input : inputs)
+      names += (names.empty() ? "" : ", ") + baseName(input);
+    throw ImportError("the method takes " + std::to_string(inputs.size()) +
+                      " input(s) (" + names + ") but " +
+                      std::to_string(specs.size()) +
+                      " --input-shape spec(s) were given");
+  }
+  for (size_t i = specs.size(); i < inputs.size(); ++i)
+    evaluator.setFacts(inputs[i], ValueFacts{c10::IValue(), true, {}});
+  for (size_t i = 0; i < specs.size(); ++i) {
+    Value *input = inputs[i];
+    const InputSpec &spec = specs[i];
+    for (size_t j = 0; j < inputs.size(); ++j)
+      if (j != i && baseName(inputs[j]) == spec.name &&
+          baseName(input) != spec.name)
+        throw ImportError("input spec '" + spec.name +
+                          "' is given at position " + std::to_string(i) +
+                          " but the method's input '" + spec.name +
+                          "' is at position " + std::to_string(j));
+    c10::TypePtr type = input->type();
+    if (auto optional = type->cast<c10::OptionalType>())
+      type = optional->getElementType();
+    if (type->kind() != c10::TypeKind::TensorType)
+      throw ImportError("input '" + baseName(input) + "' has type " +
+                        input->type()->str() +
+                        "; --input-shape describes tensor inputs only");
+    c10::ScalarType dtype = *parseDType(spec.dtype);
+    std::vector<int64_t> shape(spec.shape.begin(), spec.shape.end());
+    // Random floats, zero integers: valid indices, no all-zero distributions.
+    at::Tensor example =
+        at::isFloatingType(dtype)
+            ? at::rand(shape, at::TensorOptions(at::kFloat)).to(dtype)
+            : at::zeros(shape, at::TensorOptions(dtype));
+    evaluator.setFacts(input, ValueFacts{example, /*isStatic=*/true, {}});
+    evaluator.recordTensorFacts(input);
+  }
+}
+
+/// The first node on the way back from `value` whose inputs are all static
+/// but whose result is not: what made a condition depend on data.
+std::string GraphSpecializer::nonStaticOrigin(Value *value) {
+  for (int depth = 0; depth < 10000; ++depth) {
+    Node *node = value->node();
+    Value *next = nullptr;
+    for (Value *input : node->inputs()) {
+      const ValueFacts *facts = evaluator.lookup(input);
+      if (!facts || !facts->isStatic) {
+        next = input;
+        break;
+      }
+    }
+    if (!next)
+      return node->kind().toQualString();
+    value = next;
+  }
+  return "?";
+}
+
+const ValueFacts &GraphSpecializer::requireStatic(Value *value, Node *node,
+                                                  const std::string &what) {
+  const ValueFacts *facts = evaluator.lookup(value);
+  if (facts && facts->isStatic && facts->value) {
+    // Record the module attributes the decision rests on.
+    for (const std::string &path : facts->attributeDeps) {
+      c10::IValue current = module._ivalue();
+      llvm::SmallVector<llvm::StringRef> segments;
+      llvm::StringRef(path).split(segments, '.');
+      for (llvm::StringRef segment : segments)
+        current = current.toObject()->getAttr(segment.str());
+      assumptions[path] = current;
+    }
+    return *facts;
+  }
+  if (!evaluator.executesTensors())
+    throw ImportError(what + " depends on values that are only known with "
+                             "--input-shape (tensor shapes or data)",
+                      node);
+  throw ImportError(what + " depends on tensor data (through '" +
+                        nonStaticOrigin(value) +
+                        "'); memopt folds control flow only on constants, "
+                        "module attributes and tensor shapes",
+                    node);
+}
+
+Node *GraphSpecializer::inlineBlock(Block *block, Node *before,
+                                    const std::vector<Value *> &blockInputs,
+                                    std::vector<Value *> &blockOutputs) {
+  std::unordered_map<Value *, Value *> mapping;
+  for (size_t i = 0; i < blockInputs.size(); ++i)
+    mapping[block->inputs()[i]] = blockInputs[i];
+  auto lookup = [&](Value *v) {
+    auto it = mapping.find(v);
+    return it == mapping.end() ? v : it->second;
+  };
+  Node *first = nullptr;
+  for (Node *inner : block->nodes()) {
+    Node *clone = graph->createClone(inner, lookup, /*copy_blocks=*/true);
+    clone->insertBefore(before);
+    for (size_t i = 0; i < inner->outputs().size(); ++i)
+      mapping[inner->output(i)] = clone->output(i);
+    if (!first)
+      first = clone;
+  }
+  blockOutputs.clear();
+  for (Value *output : block->outputs())
+    blockOutputs.push_back(lookup(output));
+  return first;
+}
+
+Node *GraphSpecializer::foldIf(Node *node) {
+  const ValueFacts &condition =
+      requireStatic(node->input(0), node, "prim::If condition");
+  Block *taken = node->blocks()[condition.value->toBool() ? 0 : 1];
+  std::vector<Value *> outputs;
+  Node *first = inlineBlock(taken, node, {}, outputs);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    node->output(i)->replaceAllUsesWith(outputs[i]);
+  Node *next = first ? first : node->next();
+  node->destroy();
+  return next;
+}
+
+Node *GraphSpecializer::stepLoop(Node *node) {
+  auto it = loops.find(node);
+  if (it == loops.end()) {
+    LoopState state;
+    state.tripCount =
+        requireStatic(node->input(0), node, "prim::Loop trip count")
+            .value->toInt();
+    state.condition =
+        requireStatic(node->input(1), node, "prim::Loop condition")
+            .value->toBool();
+    for (Value *input : node->inputs().slice(2))
+      state.carried.push_back(input);
+    it = loops.emplace(node, std::move(state)).first;
+  } else {
+    LoopState &state = it->second;
+    ++state.iteration;
+    state.condition =
+        requireStatic(state.nextCondition, node, "prim::Loop condition")
+            .value->toBool();
+  }
+  LoopState &state = it->second;
+  if (state.condition && state.iteration < state.tripCount) {
+    if (++unrolledIterations > kMaxUnrolledIterations)
+      throw ImportError("prim::Loop unrolls to more than " +
+                            std::to_string(kMaxUnrolledIterations) +
+                            " iterations",
+                        node);
+    torch::jit::WithInsertPoint insertPoint(node);
+    Value *index = graph->insertConstant(state.iteration);
+    evaluator.evaluate(index->node());
+    std::vector<Value *> inputs = {index};
+    inputs.insert(inputs.end(), state.carried.begin(), state.carried.end());
+    std::vector<Value *> outputs;
+    Node *first = inlineBlock(node->blocks()[0], node, inputs, outputs);
+    state.nextCondition = outputs[0];
+    state.carried.assign(outputs.begin() + 1, outputs.end());
+    return first ? first : node;
+  }
+  for (size_t i = 0; i < node->outputs().size(); ++i)
+    node->output(i)->replaceAllUsesWith(state.carried[i]);
+  Node *next = node->next();
+  loops.erase(it);
+  node->destroy();
+  return next;
+}
+
+/// Nodes that may go when nothing uses them: no writes, no side effects, no
+/// random draws (removing one would shift the RNG stream).
+static bool isRemovable(Node *node) {
+  static const std::set<std::string> pureConstructs = {
+      "prim::Constant",       "prim::GetAttr",       "prim::ListConstruct",
+      "prim::TupleConstruct", "prim::DictConstruct", "prim::ListUnpack",
+      "prim::TupleUnpack",    "prim::TupleIndex",    "prim::unchecked_cast",
+      "prim::Uninitialized"};
+  if (pureConstructs.count(node->kind().toQualString()))
+    return true;
+  const c10::FunctionSchema *schema = node->maybeSchema();
+  if (!schema || node->hasSideEffects() || node->isNondeterministic())
+    return false;
+  return llvm::none_of(schema->arguments(), [](const c10::Argument &arg) {
+    return arg.alias_info() && arg.alias_info()->isWrite();
+  });
+}
+
+void GraphSpecializer::eraseDeadNodes() {
+  std::vector<Node *> nodes(graph->block()->nodes().begin(),
+                            graph->block()->nodes().end());
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    Node *node = *it;
+    if (node->hasUses() || !isRemovable(node))
+      continue;
+    for (Value *output : node->outputs())
+      evaluator.forget(output);
+    node->destroy();
+  }
+}
+
+SpecializedGraph GraphSpecializer::run() {
+  bindInputs();
+  Block *top = graph->block();
+  int64_t steps = 0;
+  for (Node *node = top->nodes().front(); node != top->return_node();) {
+    if (++steps > kMaxNodes)
+      throw ImportError("the method unrolls to more than " +
+                        std::to_string(kMaxNodes) + " nodes");
+    if (node->kind() == c10::prim::If) {
+      node = foldIf(node);
+      continue;
+    }
+    if (node->kind() == c10::prim::Loop) {
+      node = stepLoop(node);
+      continue;
+    }
+    try {
+      evaluator.evaluate(node);
+    } catch (const ImportError &) {
+      throw;
+    } catch (const std::exception &error) {
+      std::string what = node->kind() == c10::prim::RaiseException
+                             ? "the model raises an exception for the given "
+                               "input shapes: "
+                             : "running '" +
+                                   std::string(node->kind().toQualString()) +
+                                   "' on inputs of the given shapes failed: ";
+      throw ImportError(what + describeTorchException(error), node);
+    }
+    evaluator.releaseDeadInputs(node);
+    node = node->next();
+  }
+  eraseDeadNodes();
+  SpecializedGraph result;
+  result.graph = graph;
+  result.tensorFacts = std::move(evaluator.tensorFacts());
+  result.assumptions = std::move(assumptions);
+  return result;
+}
+
+SpecializedGraph
+mlir::memopt::detail::specializeGraph(const torch::jit::Module &module,
+                                      std::shared_ptr<torch::jit::Graph> graph,
+                                      const std::vector<InputSpec> &specs) {
+  return GraphSpecializer(module, std::move(graph), specs).run();
+}

@@ -1,0 +1,137 @@
+//===- ImportTranslation.cpp - memopt-translate --import-torchscript ------===//
+#include "memopt/Conversion/TorchScriptImport.h"
+#include "memopt/Dialect/MemoptDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+/// "features.3 (model.py:42)", "model.py:42", "features.3" or "".
+static std::string describeLocation(Location loc) {
+  std::string path, site;
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    path = name.getName().str();
+    loc = name.getChildLoc();
+  }
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    site = (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+            llvm::Twine(file.getLine()))
+               .str();
+  if (!path.empty() && !site.empty())
+    return path + " (" + site + ")";
+  return path.empty() ? site : path;
+}
+
+static llvm::StringRef severityName(DiagnosticSeverity severity) {
+  switch (severity) {
+  case DiagnosticSeverity::Error:
+    return "error";
+  case DiagnosticSeverity::Warning:
+    return "warning";
+  case DiagnosticSeverity::Note:
+    return "note";
+  case DiagnosticSeverity::Remark:
+    return "remark";
+  }
+  return "error";
+}
+
+void mlir::memopt::printImportDiagnostic(Diagnostic &diagnostic,
+                                         llvm::raw_ostream &os) {
+  std::string message = diagnostic.str();
+  // One line per diagnostic, whatever a LibTorch message contained.
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  os << "memopt: " << severityName(diagnostic.getSeverity()) << ": " << message;
+  std::string where = describeLocation(diagnostic.getLocation());
+  if (!where.empty())
+    os << ", at " << where;
+  os << "\n";
+}
+
+void mlir::memopt::registerTorchScriptImportTranslation() {
+  static llvm::cl::list<std::string> inputShapes(
+      "input-shape",
+      llvm::cl::desc("--import-torchscript: shape of a method input, "
+                     "name:D0xD1x...[:f32|f16|bf16|f64|i64|i32|i1], one per "
+                     "tensor input in order"),
+      llvm::cl::value_desc("spec"));
+  static llvm::cl::list<std::string> methods(
+      "method",
+      llvm::cl::desc("--import-torchscript: method to import (default: "
+                     "forward); repeat for several"),
+      llvm::cl::value_desc("name"));
+  static TranslateToMLIRRegistration registration(
+      "import-torchscript", "import a TorchScript .pt into the memopt dialect",
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        ScopedDiagnosticHandler oneLine(context, [](Diagnostic &diagnostic) {
+          printImportDiagnostic(diagnostic, llvm::errs());
+          return success();
+        });
+        ImportOptions options;
+        for (const std::string &text : inputShapes) {
+          std::string error;
+          FailureOr<InputSpec> spec = parseInputSpec(text, error);
+          if (failed(spec)) {
+            emitError(UnknownLoc::get(context)) << error;
+            return nullptr;
+          }
+          options.inputs.push_back(*spec);
+        }
+        if (!methods.empty())
+          options.methods.assign(methods.begin(), methods.end());
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+        return importTorchScriptBuffer(buffer->getBuffer(),
+                                       buffer->getBufferIdentifier(), options,
+                                       context);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<MemoptDialect, func::FuncDialect>();
+      });
+}
+
+/// Options of memopt-translate that take their value as the next argument.
+static bool takesSeparateValue(llvm::StringRef arg) {
+  arg = arg.ltrim('-');
+  return arg == "o" || arg == "input-shape" || arg == "method";
+}
+
+bool mlir::memopt::reportUnreadableImportInput(int argc, char **argv) {
+  bool importing = false;
+  std::string input = "-";
+  bool haveInput = false;
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg.ltrim('-') == "import-torchscript") {
+      importing = true;
+    } else if (arg.starts_with("-") && arg != "-") {
+      if (takesSeparateValue(arg) && !arg.contains('='))
+        ++i;
+    } else if (!haveInput) {
+      input = arg.str();
+      haveInput = true;
+    }
+  }
+  if (!importing || input == "-")
+    return false;
+  int fd;
+  std::error_code error = llvm::sys::fs::openFileForRead(input, fd);
+  if (!error) {
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+    if (!llvm::sys::fs::is_directory(input))
+      return false;
+    error = std::make_error_code(std::errc::is_a_directory);
+  }
+  llvm::errs() << "memopt: error: cannot open '" << input
+               << "': " << error.message() << "\n";
+  return true;
+}

@@ -1,0 +1,64 @@
+//===- InputSpec.cpp - Parse `x:8x3x224x224[:f32]` input specs
+//-------------===//
+#include "memopt/Conversion/TorchScriptImport.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir::memopt;
+
+static constexpr llvm::StringLiteral kDTypes[] = {"f32", "f16", "bf16", "f64",
+                                                  "i64", "i32", "i1"};
+
+/// Upper bound on one dimension and on the element count: anything larger is
+/// a typo, and running a model on it would exhaust memory.
+static constexpr int64_t kMaxElements = int64_t(1) << 40;
+
+llvm::FailureOr<InputSpec> mlir::memopt::parseInputSpec(llvm::StringRef text,
+                                                        std::string &error) {
+  auto fail = [&](const llvm::Twine &why) {
+    error = ("invalid input spec '" + text + "': " + why +
+             " (expected name:D0xD1x...[:dtype], e.g. x:8x3x224x224:f32)")
+                .str();
+    return llvm::failure();
+  };
+  llvm::SmallVector<llvm::StringRef, 3> parts;
+  text.split(parts, ':');
+  if (parts.size() < 2 || parts.size() > 3)
+    return fail("expected 2 or 3 ':'-separated fields");
+
+  InputSpec spec;
+  spec.name = parts[0].trim().str();
+  if (spec.name.empty())
+    return fail("the input name is empty");
+  if (!llvm::all_of(spec.name, [](char c) {
+        return llvm::isAlnum(c) || c == '_' || c == '.';
+      }))
+    return fail("the input name must be an identifier");
+
+  llvm::StringRef dims = parts[1].trim();
+  int64_t elements = 1;
+  if (!dims.empty()) {
+    llvm::SmallVector<llvm::StringRef> sizes;
+    dims.split(sizes, 'x');
+    for (llvm::StringRef size : sizes) {
+      int64_t dim;
+      if (size.empty() || !llvm::all_of(size, llvm::isDigit) ||
+          size.getAsInteger(10, dim))
+        return fail("dimension '" + size + "' is not a non-negative integer");
+      if (dim > kMaxElements || (dim > 0 && elements > kMaxElements / dim))
+        return fail("the shape has more than 2^40 elements");
+      elements *= dim;
+      spec.shape.push_back(dim);
+    }
+  }
+
+  if (parts.size() == 3) {
+    llvm::StringRef dtype = parts[2].trim();
+    if (!llvm::is_contained(kDTypes, dtype))
+      return fail("unknown dtype '" + dtype +
+                  "' (one of f32, f16, bf16, f64, i64, i32, i1)");
+    spec.dtype = dtype.str();
+  }
+  return spec;
+}

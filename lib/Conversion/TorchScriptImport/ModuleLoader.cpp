@@ -1,0 +1,204 @@
+//===- ModuleLoader.cpp - Load a .pt and prepare method graphs ------------===//
+//
+// Loading classifies what is wrong with a bad file before LibTorch sees it
+// (not a zip, truncated, a torch.save archive) so that the one error line a
+// user gets says so, instead of a LibTorch internal message.
+//
+//===----------------------------------------------------------------------===//
+#include "ImportInternal.h"
+
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
+
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/passes/constant_pooling.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/lower_tuples.h>
+#include <torch/csrc/jit/serialization/import.h>
+
+#include <sstream>
+
+using namespace mlir::memopt::detail;
+
+std::string
+mlir::memopt::detail::describeTorchException(const std::exception &error) {
+  std::string text;
+  if (auto *c10Error = dynamic_cast<const c10::Error *>(&error))
+    text = c10Error->what_without_backtrace();
+  else
+    text = error.what();
+  llvm::StringRef message(text);
+  // TorchScript errors span lines (message, source excerpt); keep the first
+  // line that says something.
+  while (!message.empty()) {
+    auto [line, rest] = message.split('\n');
+    line = line.trim();
+    if (!line.empty())
+      return line.rtrim(".:").str();
+    message = rest;
+  }
+  return "unknown LibTorch error";
+}
+
+/// The zip records a TorchScript archive has: `<root>/constants.pkl`,
+/// `<root>/data.pkl` and `<root>/code/...`. torch.save archives have only
+/// data.pkl.
+static void checkTorchScriptRecords(const std::string &bytes,
+                                    llvm::StringRef name) {
+  std::istringstream stream(bytes);
+  std::vector<std::string> records;
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(&stream);
+    records = reader.getAllRecords();
+  } catch (const std::exception &error) {
+    throw ImportError(("'" + name +
+                       "' is a corrupt or truncated zip archive (" +
+                       describeTorchException(error) + ")")
+                          .str());
+  }
+  bool hasCode = false, hasConstants = false;
+  for (llvm::StringRef record : records) {
+    hasCode |= record.starts_with("code/");
+    hasConstants |= record == "constants.pkl";
+  }
+  if (!hasCode || !hasConstants)
+    throw ImportError(
+        ("'" + name +
+         "' is a zip archive but not a TorchScript module (no code/ or "
+         "constants.pkl; was it written by torch.save instead of "
+         "torch.jit.save?)")
+            .str());
+}
+
+/// "Unknown builtin op: ns::op" from the TorchScript compiler means the
+/// archive calls an operator this process has no schema for.
+static std::optional<std::string> missingOperator(llvm::StringRef message) {
+  llvm::Regex unknownOp("Unknown builtin op: ([A-Za-z0-9_]+::[A-Za-z0-9_.]+)");
+  llvm::SmallVector<llvm::StringRef, 2> match;
+  if (unknownOp.match(message, &match))
+    return match[1].rtrim(".").str();
+  return std::nullopt;
+}
+
+/// `File "code/__torch__/m.py", line 8` in a TorchScript compile error.
+static std::string compileErrorSite(llvm::StringRef message) {
+  llvm::Regex site("File \"([^\"]+)\", line ([0-9]+)");
+  llvm::SmallVector<llvm::StringRef, 3> match;
+  if (site.match(message, &match))
+    return (llvm::sys::path::filename(match[1]) + ":" + match[2]).str();
+  return "";
+}
+
+torch::jit::Module
+mlir::memopt::detail::loadTorchScriptArchive(llvm::StringRef bytes,
+                                             llvm::StringRef name) {
+  if (bytes.size() < 4 || !bytes.starts_with("PK"))
+    throw ImportError(
+        ("'" + name + "' is not a TorchScript archive (not a zip file)").str());
+  checkZipRecordSizes(bytes, name);
+  std::string data = bytes.str();
+  checkTorchScriptRecords(data, name);
+  try {
+    std::istringstream stream(data);
+    return torch::jit::load(stream, c10::Device(c10::kCPU));
+  } catch (const std::exception &error) {
+    std::string full =
+        dynamic_cast<const c10::Error *>(&error)
+            ? static_cast<const c10::Error &>(error).what_without_backtrace()
+            : error.what();
+    if (auto op = missingOperator(full)) {
+      std::string site = compileErrorSite(full);
+      throw ImportError("operator '" + *op + "' has no schema" +
+                        (site.empty() ? "" : ", at " + site) +
+                        " (is the library that registers it loaded?)");
+    }
+    throw ImportError(("cannot load TorchScript archive '" + name +
+                       "': " + describeTorchException(error))
+                          .str());
+  }
+}
+
+/// Dotted path of a module value: the prim::GetAttr chain from `self`.
+static std::string moduleValuePath(const torch::jit::Value *value,
+                                   const torch::jit::Graph &graph) {
+  std::vector<std::string> names;
+  while (value != graph.inputs().at(0)) {
+    const torch::jit::Node *node = value->node();
+    if (node->kind() != c10::prim::GetAttr)
+      return "";
+    names.push_back(node->s(c10::attr::name));
+    value = node->input(0);
+  }
+  std::string path;
+  for (auto it = names.rbegin(); it != names.rend(); ++it)
+    path += (path.empty() ? "" : ".") + *it;
+  return path;
+}
+
+static void tagModulePath(torch::jit::Node *node, const std::string &path) {
+  if (node->kind() != c10::prim::Constant)
+    node->s_(kModulePathAttr, path);
+  for (torch::jit::Block *block : node->blocks())
+    for (torch::jit::Node *inner : block->nodes())
+      tagModulePath(inner, path);
+}
+
+/// torch::jit::Inline, but every inlined node is tagged with the path of the
+/// module instance whose code it is: TorchScript's inliner records call
+/// stacks only on nodes with outputs outside nested blocks, which would leave
+/// `self.num_batches_tracked.add_(1)` or a prim::SetAttr without a module.
+static void inlineCalls(torch::jit::Block *block, torch::jit::Graph &graph) {
+  for (torch::jit::Node *node = block->nodes().front();
+       node != block->return_node();) {
+    bool isCall = node->kind() == c10::prim::CallMethod ||
+                  node->kind() == c10::prim::CallFunction;
+    torch::jit::GraphFunction *callee =
+        isCall ? torch::jit::tryToGraphFunction(node) : nullptr;
+    if (!callee) {
+      for (torch::jit::Block *inner : node->blocks())
+        inlineCalls(inner, graph);
+      node = node->next();
+      continue;
+    }
+    std::string path = node->kind() == c10::prim::CallMethod
+                           ? moduleValuePath(node->input(0), graph)
+                       : node->hasAttribute(kModulePathAttr)
+                           ? node->s(kModulePathAttr)
+                           : "";
+    torch::jit::Node *before = node->prev();
+    torch::jit::Node *after = node->next();
+    // A call's first input is the function itself (as torch's Inline does).
+    if (node->kind() == c10::prim::CallFunction)
+      node->removeInput(0);
+    // The callee's unoptimized graph: its own calls are inlined (and tagged)
+    // when the walk reaches them.
+    torch::jit::inlineCallTo(node, callee, callee->graph().get());
+    for (torch::jit::Node *inserted = before->next(); inserted != after;
+         inserted = inserted->next())
+      tagModulePath(inserted, path);
+    node = before->next();
+  }
+}
+
+std::shared_ptr<torch::jit::Graph>
+mlir::memopt::detail::prepareMethodGraph(const torch::jit::Module &module,
+                                         const std::string &methodName) {
+  auto method = module.find_method(methodName);
+  if (!method) {
+    std::string available;
+    for (const auto &candidate : module.get_methods())
+      available += (available.empty() ? "" : ", ") + candidate.name();
+    throw ImportError("the module has no method '" + methodName +
+                      "' (methods: " + available + ")");
+  }
+  std::shared_ptr<torch::jit::Graph> graph = method->graph()->copy();
+  // Inlining tags every node with its module path (Locations.cpp).
+  inlineCalls(graph->block(), *graph);
+  // The cleanups TorchScript itself runs after scripting: none of them runs a
+  // tensor op, so numerics and the order of random draws are unchanged.
+  torch::jit::LowerSimpleTuples(graph);
+  torch::jit::ConstantPropagationImmutableTypes(graph);
+  torch::jit::ConstantPooling(graph);
+  return graph;
+}

@@ -1,0 +1,300 @@
+//===- NodeImport.cpp - A straight-line TorchScript graph as a func.func
+//---===//
+//
+// One memopt op per TorchScript node, in graph order (in-place ops and views
+// keep their order). prim::GetAttr becomes memopt.param / memopt.buffer /
+// memopt.get_attr, prim::SetAttr memopt.set_attr, every other node
+// memopt.op with its arguments in schema order; constants are folded into
+// `args` wherever a TorchScript constant can stand.
+//
+//===----------------------------------------------------------------------===//
+#include "ConstantFolding.h"
+#include "ModuleState.h"
+
+#include "memopt/Dialect/MemoptOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <torch/csrc/jit/ir/constants.h>
+
+using namespace mlir;
+using namespace mlir::memopt;
+using namespace mlir::memopt::detail;
+using torch::jit::Node;
+
+namespace {
+class GraphImporter {
+public:
+  GraphImporter(const torch::jit::Module &module, const SpecializedGraph &graph,
+                ModuleOp parent)
+      : graph(graph), state(module, *graph.graph), context(parent.getContext()),
+        builder(context), constants(graph, context) {}
+
+  func::FuncOp run(const std::string &name, ModuleOp parent);
+
+private:
+  Type typeOf(const torch::jit::Value *value) const;
+  Value lookup(const torch::jit::Value *value, const Node *user);
+  void importNode(Node *node);
+  void importGetAttr(Node *node);
+  void importOperator(Node *node);
+  void setFlags(Node *node, const std::vector<int64_t> &operandOfInput,
+                TorchOp op);
+
+  const SpecializedGraph &graph;
+  ModuleState state;
+  MLIRContext *context;
+  OpBuilder builder;
+  ConstantFolder constants;
+  llvm::DenseMap<const torch::jit::Value *, Value> values;
+  /// Where memopt.param / memopt.buffer go: the top of the function.
+  OpBuilder::InsertPoint stateInsertPoint;
+  std::map<std::string, Value> stateValues;
+};
+} // namespace
+
+Type GraphImporter::typeOf(const torch::jit::Value *value) const {
+  auto facts = graph.tensorFacts.find(value);
+  return importType(value->type(),
+                    facts == graph.tensorFacts.end() ? nullptr : &facts->second,
+                    context);
+}
+
+Value GraphImporter::lookup(const torch::jit::Value *value, const Node *user) {
+  if (Value mapped = values.lookup(value))
+    return mapped;
+  if (state.isObject(value))
+    throw ImportError("a module object is used as a value by '" +
+                          std::string(user->kind().toQualString()) +
+                          "'; memopt imports only calls of its methods",
+                      user);
+  // A constant needed as an SSA value (returned, assigned, a tensor).
+  Value constant = constants.materialize(value, builder, typeOf(value));
+  values[value] = constant;
+  return constant;
+}
+
+void GraphImporter::importGetAttr(Node *node) {
+  StateRef ref = state.resolve(node);
+  if (ref.kind == StateKind::Module)
+    return;
+  Location loc = NameLoc::get(builder.getStringAttr(ref.path));
+  Type type = typeOf(node->output());
+  if (ref.kind == StateKind::Attribute) {
+    values[node->output()] =
+        builder.create<GetAttrOp>(locationOf(node, context), type, ref.path);
+    return;
+  }
+  // Parameters and buffers are pure: one op per path, at the top.
+  Value &cached = stateValues[ref.path];
+  if (!cached) {
+    const at::Tensor &tensor = ref.value.toTensor();
+    type = RankedTensorType::get(tensor.sizes().vec(),
+                                 importDType(tensor.scalar_type(), context));
+    OpBuilder::InsertionGuard guard(builder);
+    builder.restoreInsertionPoint(stateInsertPoint);
+    if (ref.kind == StateKind::Parameter)
+      cached =
+          builder.create<ParamOp>(loc, type, ref.path, !tensor.requires_grad());
+    else
+      cached = builder.create<BufferOp>(loc, type, ref.path,
+                                        ref.kind == StateKind::Transient);
+    stateInsertPoint = builder.saveInsertionPoint();
+    stateInsertPoint = OpBuilder::InsertPoint(
+        cached.getDefiningOp()->getBlock(),
+        std::next(Block::iterator(cached.getDefiningOp())));
+  }
+  values[node->output()] = cached;
+}
+
+/// Schema-less nodes memopt knows how to carry (TorchScript's structural
+/// prim ops); every other node must have a schema.
+static bool isKnownConstruct(const Node *node) {
+  static const std::set<std::string> constructs = {
+      "prim::ListConstruct",  "prim::TupleConstruct", "prim::DictConstruct",
+      "prim::ListUnpack",     "prim::TupleUnpack",    "prim::TupleIndex",
+      "prim::TupleSlice",     "prim::unchecked_cast", "prim::Uninitialized",
+      "prim::RaiseException", "prim::Print",          "prim::Constant"};
+  return constructs.count(node->kind().toQualString()) != 0;
+}
+
+/// Inputs an operator writes although its schema does not say so: the
+/// batch-norm family updates running_mean / running_var (inputs 3 and 4) in
+/// place unless `training` is a constant false.
+static std::vector<size_t> undeclaredWrites(const Node *node) {
+  static const std::set<std::string> batchNorms = {
+      "aten::batch_norm",
+      "aten::native_batch_norm",
+      "aten::_batch_norm_impl_index",
+      "aten::instance_norm",
+      "aten::cudnn_batch_norm",
+      "aten::miopen_batch_norm"};
+  if (!batchNorms.count(node->kind().toQualString()) ||
+      node->inputs().size() < 6)
+    return {};
+  auto training = torch::jit::constant_as<bool>(node->input(5));
+  if (training && !*training)
+    return {};
+  return {3, 4};
+}
+
+void GraphImporter::setFlags(Node *node,
+                             const std::vector<int64_t> &operandOfInput,
+                             TorchOp op) {
+  const c10::FunctionSchema *schema = node->maybeSchema();
+  SmallVector<int64_t> mutates;
+  SmallVector<int64_t> views(node->outputs().size(), -1);
+  bool anyView = false;
+  if (schema) {
+    op.setOverloadAttr(builder.getStringAttr(schema->overload_name()));
+    const auto &arguments = schema->arguments();
+    for (size_t i = 0; i < arguments.size() && i < operandOfInput.size(); ++i)
+      if (arguments[i].alias_info() && arguments[i].alias_info()->isWrite() &&
+          operandOfInput[i] >= 0)
+        mutates.push_back(operandOfInput[i]);
+    for (size_t i : undeclaredWrites(node))
+      if (operandOfInput[i] >= 0 &&
+          !llvm::is_contained(mutates, operandOfInput[i]))
+        mutates.push_back(operandOfInput[i]);
+    llvm::sort(mutates);
+    // A result aliases the input whose alias set it shares: (a) in
+    // `view(Tensor(a) self, ...) -> Tensor(a)`.
+    const auto &returns = schema->returns();
+    for (size_t r = 0; r < returns.size() && r < views.size(); ++r) {
+      const c10::AliasInfo *result = returns[r].alias_info();
+      if (!result || result->isWildcardBefore())
+        continue;
+      for (size_t i = 0; i < arguments.size() && i < operandOfInput.size();
+           ++i) {
+        const c10::AliasInfo *input = arguments[i].alias_info();
+        if (!input || input->isWildcardBefore() || operandOfInput[i] < 0)
+          continue;
+        bool shared = llvm::any_of(result->beforeSets(), [&](c10::Symbol set) {
+          return input->beforeSets().count(set) != 0;
+        });
+        if (shared) {
+          views[r] = operandOfInput[i];
+          anyView = true;
+          break;
+        }
+      }
+    }
+  } else if (node->kind() == c10::prim::unchecked_cast &&
+             operandOfInput[0] >= 0) {
+    views[0] = operandOfInput[0];
+    anyView = true;
+  }
+  if (!mutates.empty())
+    op.setMutatesAttr(builder.getDenseI64ArrayAttr(mutates));
+  if (anyView)
+    op.setViewsAttr(builder.getDenseI64ArrayAttr(views));
+  if (node->kind().is_aten() && schema && node->isNondeterministic())
+    op.setNondeterministic(true);
+  if (node->hasSideEffects() || node->kind() == c10::prim::RaiseException ||
+      node->kind() == c10::prim::Print)
+    op.setSideEffects(true);
+}
+
+void GraphImporter::importOperator(Node *node) {
+  if (!node->maybeSchema() && !isKnownConstruct(node))
+    throw ImportError("operator '" + std::string(node->kind().toQualString()) +
+                          "' has no schema",
+                      node);
+  if (!node->blocks().empty())
+    throw ImportError("'" + std::string(node->kind().toQualString()) +
+                          "' with nested blocks is not supported",
+                      node);
+  SmallVector<Value> operands;
+  SmallVector<Attribute> args;
+  std::vector<int64_t> operandOfInput;
+  for (const torch::jit::Value *input : node->inputs()) {
+    if (Attribute constant = constants.foldedArgument(input)) {
+      args.push_back(constant);
+      operandOfInput.push_back(-1);
+      continue;
+    }
+    operandOfInput.push_back(operands.size());
+    args.push_back(OperandRefAttr::get(context, operands.size()));
+    operands.push_back(lookup(input, node));
+  }
+  SmallVector<Type> resultTypes;
+  for (const torch::jit::Value *output : node->outputs())
+    resultTypes.push_back(typeOf(output));
+  auto op = builder.create<TorchOp>(locationOf(node, context), resultTypes,
+                                    node->kind().toQualString(), operands,
+                                    builder.getArrayAttr(args), StringAttr(),
+                                    DenseI64ArrayAttr(), DenseI64ArrayAttr());
+  setFlags(node, operandOfInput, op);
+  for (size_t i = 0; i < node->outputs().size(); ++i)
+    values[node->output(i)] = op.getResult(i);
+}
+
+void GraphImporter::importNode(Node *node) {
+  switch (node->kind()) {
+  case c10::prim::Constant:
+    return; // folded into users, or materialized on demand
+  case c10::prim::GetAttr:
+    return importGetAttr(node);
+  case c10::prim::SetAttr: {
+    StateRef ref = state.resolve(node);
+    Value value = lookup(node->input(1), node);
+    builder.create<SetAttrOp>(locationOf(node, context),
+                              builder.getStringAttr(ref.path), value);
+    return;
+  }
+  case c10::prim::If:
+  case c10::prim::Loop:
+    throw ImportError("'" + std::string(node->kind().toQualString()) +
+                          "' is left after specialization",
+                      node);
+  default:
+    if (constants.isFoldedAway(node))
+      return;
+    return importOperator(node);
+  }
+}
+
+func::FuncOp GraphImporter::run(const std::string &name, ModuleOp parent) {
+  builder.setInsertionPointToEnd(parent.getBody());
+  SmallVector<Type> argumentTypes;
+  for (const torch::jit::Value *input : graph.graph->inputs().slice(1))
+    argumentTypes.push_back(typeOf(input));
+  auto func =
+      builder.create<func::FuncOp>(UnknownLoc::get(context), name,
+                                   builder.getFunctionType(argumentTypes, {}));
+  Block *body = func.addEntryBlock();
+  auto inputs = graph.graph->inputs().slice(1);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    values[inputs[i]] = body->getArgument(i);
+  builder.setInsertionPointToStart(body);
+  stateInsertPoint = builder.saveInsertionPoint();
+
+  for (Node *node : graph.graph->nodes())
+    importNode(node);
+
+  SmallVector<Value> results;
+  for (const torch::jit::Value *output : graph.graph->outputs())
+    results.push_back(lookup(output, graph.graph->return_node()));
+  builder.create<func::ReturnOp>(UnknownLoc::get(context), results);
+  func.setFunctionType(
+      builder.getFunctionType(argumentTypes, ValueRange(results).getTypes()));
+  return func;
+}
+
+void mlir::memopt::detail::importGraph(const torch::jit::Module &torchModule,
+                                       const SpecializedGraph &graph,
+                                       const std::string &method,
+                                       ModuleOp module) {
+  GraphImporter importer(torchModule, graph, module);
+  func::FuncOp func = importer.run(method, module);
+  if (graph.assumptions.empty())
+    return;
+  // Control flow was folded on these attribute values: the function is
+  // valid only while they hold (e.g. `bn1.training = true`).
+  SmallVector<NamedAttribute> assumed;
+  for (const auto &[path, value] : graph.assumptions)
+    if (Attribute attr = importConstant(value, module.getContext()))
+      assumed.emplace_back(StringAttr::get(module.getContext(), path), attr);
+  func->setAttr("memopt.assumes",
+                DictionaryAttr::get(module.getContext(), assumed));
+}

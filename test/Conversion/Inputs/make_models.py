@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""Generates the small TorchScript archives the importer's lit tests read.
+
+Run from anywhere with the system Python (PyTorch 1.13+):
+    /usr/bin/python3 test/Conversion/Inputs/make_models.py
+The .pt files are checked in; regenerate them when this file changes (the
+tests check source lines of this file, so keep the model code where it is or
+update the CHECK lines).
+"""
+import os
+import pathlib
+from typing import List
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+class ConvBNReLU(nn.Module):
+    """conv -> batch norm -> relu; batch norm reads `training`."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        return F.relu(self.bn(self.conv(x)))
+
+
+class LIF(nn.Module):
+    """Multi-step leaky integrate-and-fire neuron over T time steps."""
+    T: torch.jit.Final[int]
+
+    def __init__(self, T: int = 4, tau: float = 2.0):
+        super().__init__()
+        self.T = T
+        self.tau = tau
+        self.v_last = torch.zeros(1)  # plain tensor attribute, set in forward
+
+    def forward(self, x_seq):
+        v = torch.zeros_like(x_seq[0])
+        spikes: List[torch.Tensor] = []
+        for t in range(self.T):
+            v = v + (x_seq[t] - v) / self.tau
+            spike = (v >= 1.0).to(x_seq.dtype)
+            v = v * (1.0 - spike)
+            spikes.append(spike)
+        self.v_last = v
+        return torch.stack(spikes)
+
+
+class SpikingNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 6)
+        self.lif = LIF()
+
+    def forward(self, x):
+        return self.lif(self.fc(x))
+
+
+class InplaceView(nn.Module):
+    def forward(self, x):
+        y = x.view(x.size(0), -1)
+        y.add_(1.0)
+        z = y[:, 1:3]
+        z.mul_(2.0)
+        return x.t() + 1.0
+
+
+class DropoutNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.25)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+class Block(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.conv(x)) + x
+
+
+class Nested(nn.Module):
+    """A submodule call two levels deep: features.1.conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 4, 1), Block(4))
+        self.head = nn.Linear(4, 2)
+        self.head.bias.requires_grad_(False)
+
+    def forward(self, x):
+        x = self.features(x)
+        return self.head(x.mean([2, 3]))
+
+
+class DataDependentIf(nn.Module):
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            return x * 2.0
+        return x
+
+
+class CustomOp(nn.Module):
+    def forward(self, x):
+        return torch.ops.memopt_test.scale(x)
+
+
+def save_custom_op_model(path: pathlib.Path):
+    """Registers memopt_test::scale only while scripting and saving, so that
+    loading the archive elsewhere finds no schema for it."""
+    lib = torch.library.Library("memopt_test", "DEF")
+    lib.define("scale(Tensor x) -> Tensor")
+    lib.impl("scale", lambda x: x * 2.0, "CPU")
+    torch.jit.script(CustomOp()).save(str(path))
+
+
+def main():
+    torch.manual_seed(0)
+    torch.jit.script(ConvBNReLU()).save(str(HERE / "conv_bn.pt"))
+    torch.jit.script(SpikingNet()).save(str(HERE / "lif.pt"))
+    torch.jit.script(InplaceView()).save(str(HERE / "inplace_view.pt"))
+    torch.jit.script(DropoutNet()).save(str(HERE / "dropout.pt"))
+    torch.jit.script(Nested()).save(str(HERE / "nested.pt"))
+    torch.jit.script(DataDependentIf()).save(str(HERE / "data_dependent_if.pt"))
+    traced = torch.jit.trace(Nested().eval(), torch.randn(1, 3, 4, 4))
+    traced.save(str(HERE / "traced.pt"))
+    save_custom_op_model(HERE / "custom_op.pt")
+    # A zip archive that torch.save wrote: valid zip, not TorchScript.
+    torch.save(ConvBNReLU().state_dict(), str(HERE / "state_dict.pt"))
+    for name in sorted(os.listdir(HERE)):
+        if name.endswith(".pt"):
+            print(f"{name}: {os.path.getsize(HERE / name)} bytes")
+
+
+if __name__ == "__main__":
+    main()

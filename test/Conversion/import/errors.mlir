@@ -1,0 +1,19 @@
+// Import errors are one line, `memopt: error: ...`, with a location where
+// there is one. (test/python/test_import_errors.py checks exit codes.)
+// RUN: not memopt-translate --import-torchscript %S/../Inputs/data_dependent_if.pt --input-shape x:2x3 2>&1 | FileCheck %s --check-prefix=DATA
+// DATA: memopt: error: prim::If condition depends on tensor data (through 'aten::Bool'); memopt folds control flow only on constants, module attributes and tensor shapes, at make_models.py:110
+// RUN: not memopt-translate --import-torchscript %S/../Inputs/custom_op.pt 2>&1 | FileCheck %s --check-prefix=SCHEMA
+// SCHEMA: memopt: error: operator 'memopt_test::scale' has no schema
+// RUN: not memopt-translate --import-torchscript %S/../Inputs/state_dict.pt 2>&1 | FileCheck %s --check-prefix=NOTTS
+// NOTTS: memopt: error: 'state_dict.pt' is a zip archive but not a TorchScript module
+// RUN: not memopt-translate --import-torchscript %S/../Inputs/conv_bn.pt --input-shape x:2x3x8x8 --input-shape y:1 2>&1 | FileCheck %s --check-prefix=COUNT
+// COUNT: memopt: error: the method takes 1 input(s) (x) but 2 --input-shape spec(s) were given
+// RUN: not memopt-translate --import-torchscript %S/../Inputs/conv_bn.pt --input-shape x:2x3x8 2>&1 | FileCheck %s --check-prefix=RANK
+// RANK: memopt: error: running 'aten::conv2d' on inputs of the given shapes failed: {{.*}}, at conv (conv.py:{{[0-9]+}})
+// RUN: not memopt-translate --import-torchscript %S/../Inputs/conv_bn.pt --input-shape x:2xAx8 2>&1 | FileCheck %s --check-prefix=SYNTAX
+// SYNTAX: memopt: error: invalid input spec 'x:2xAx8': dimension 'A' is not a non-negative integer
+// RUN: not memopt-translate --import-torchscript %S/../Inputs/conv_bn.pt --input-shape x:2x3x8x8 --method backward 2>&1 | FileCheck %s --check-prefix=METHOD
+// METHOD: memopt: error: the module has no method 'backward' (methods: forward)
+// BatchNorm's own shape checks need input shapes to be folded.
+// RUN: not memopt-translate --import-torchscript %S/../Inputs/conv_bn.pt 2>&1 | FileCheck %s --check-prefix=NOSPEC
+// NOSPEC: memopt: error: prim::If condition depends on values that are only known with --input-shape (tensor shapes or data), at {{.*}}batchnorm.py:{{[0-9]+}}

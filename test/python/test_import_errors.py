@@ -1,0 +1,126 @@
+"""Bad inputs to `memopt-translate --import-torchscript`: every case exits
+non-zero with exactly one line `memopt: error: ...` and no abort trace."""
+import pathlib
+import subprocess
+
+import pytest
+
+from conftest import REPO, tool_path
+
+INPUTS = REPO / "test" / "Conversion" / "Inputs"
+CONV_BN = INPUTS / "conv_bn.pt"
+
+
+def run_import(path, *extra):
+    tool = tool_path("memopt-translate")
+    if not tool.exists():
+        pytest.fail(f"memopt-translate not built: {tool}")
+    return subprocess.run(
+        [str(tool), "--import-torchscript", str(path), *extra],
+        capture_output=True, text=True, timeout=120)
+
+
+def assert_one_error_line(result, expected):
+    assert result.returncode != 0, result.stdout
+    assert result.returncode < 128, f"crashed with signal {result.returncode - 128}"
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, f"expected one line, got:\n{result.stderr}"
+    assert lines[0].startswith("memopt: error: "), lines[0]
+    assert expected in lines[0], lines[0]
+    assert result.stdout == "", "no IR may be printed on failure"
+
+
+def test_missing_file(tmp_path):
+    # mlir-translate's driver reads the input itself; memopt-translate must
+    # report an unreadable input in memopt's one-line form.
+    result = run_import(tmp_path / "missing.pt")
+    assert_one_error_line(result, "cannot open")
+
+
+def test_truncated_zip(tmp_path):
+    path = tmp_path / "truncated.pt"
+    path.write_bytes(CONV_BN.read_bytes()[:3000])
+    assert_one_error_line(run_import(path), "corrupt or truncated zip archive")
+
+
+@pytest.mark.parametrize("stride", [97, 1009])
+def test_corrupt_zip_bytes(tmp_path, stride):
+    data = bytearray(CONV_BN.read_bytes())
+    for i in range(200, len(data), stride):
+        data[i] ^= 0x5A
+    path = tmp_path / "corrupt.pt"
+    path.write_bytes(bytes(data))
+    result = run_import(path, "--input-shape", "x:2x3x8x8")
+    assert_one_error_line(result, "")
+
+
+def test_corrupt_payload_inside_valid_zip(tmp_path):
+    # A well-formed zip whose code record is garbage.
+    import zipfile
+    src = zipfile.ZipFile(CONV_BN)
+    path = tmp_path / "garbage_code.pt"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as out:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith(".py"):
+                data = b"def forward(self, x:\n  return ((("
+            out.writestr(info, data)
+    assert_one_error_line(run_import(path), "cannot load TorchScript archive")
+
+
+def test_not_a_zip(tmp_path):
+    path = tmp_path / "text.pt"
+    path.write_text("hello\n")
+    assert_one_error_line(run_import(path), "not a zip file")
+
+
+def test_zip_that_is_not_torchscript():
+    assert_one_error_line(run_import(INPUTS / "state_dict.pt"),
+                          "is a zip archive but not a TorchScript module")
+
+
+def test_operator_without_schema():
+    assert_one_error_line(run_import(INPUTS / "custom_op.pt"),
+                          "operator 'memopt_test::scale' has no schema")
+
+
+@pytest.mark.parametrize("specs,expected", [
+    (["x:2x3x8x8", "y:4"], "the method takes 1 input(s) (x) but 2"),
+    (["x:2x3x8"], "running 'aten::conv2d' on inputs of the given shapes failed"),
+    (["x:2x3xAx8"], "invalid input spec 'x:2x3xAx8'"),
+    (["x:2x3x8x8:f8"], "unknown dtype 'f8'"),
+    (["x"], "invalid input spec 'x'"),
+])
+def test_input_spec_mismatch(specs, expected):
+    args = [arg for spec in specs for arg in ("--input-shape", spec)]
+    assert_one_error_line(run_import(CONV_BN, *args), expected)
+
+
+def test_data_dependent_control_flow():
+    result = run_import(INPUTS / "data_dependent_if.pt", "--input-shape", "x:2x3")
+    assert_one_error_line(result, "prim::If condition depends on tensor data")
+    assert "make_models.py:" in result.stderr
+
+
+def test_model_that_raises_for_the_shapes(tmp_path):
+    # Batch norm in training mode rejects one value per channel, like eager.
+    result = run_import(CONV_BN, "--input-shape", "x:1x3x1x1")
+    assert_one_error_line(result, "the model raises an exception")
+
+
+def test_success_prints_ir_only():
+    result = run_import(CONV_BN, "--input-shape", "x:2x3x8x8")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert 'memopt.param "conv.weight"' in result.stdout
+
+
+@pytest.mark.parametrize("name", [
+    "damaged_debug_info_huge_alloc.pt", "damaged_pickle_huge_string.pt"])
+@pytest.mark.parametrize("specs", [[], ["x:2x3x8x8"]])
+def test_fuzzer_findings_do_not_crash(name, specs):
+    args = [arg for spec in specs for arg in ("--input-shape", spec)]
+    result = run_import(INPUTS / "fuzz" / name, *args)
+    assert result.returncode in (0, 1), result.stderr
+    if result.returncode:
+        assert_one_error_line(result, "")
