@@ -32,7 +32,7 @@ flags=(-std=c++17 -O1 -g -fsanitize=fuzzer-no-link,address -fno-omit-frame-point
        -fexceptions -I"$repo/include" -I"$build/include" -isystem /usr/lib/llvm-19/include
        -isystem /usr/include/torch/csrc/api/include -D_GLIBCXX_USE_CXX11_ABI=1)
 objects=()
-for src in "$repo"/lib/Conversion/TorchScriptImport/*.cpp "$repo"/fuzz/ImportFuzzer.cpp; do
+for src in "$repo"/lib/Conversion/TorchScriptImport/*.cpp "$repo"/lib/Conversion/OneLineDiagnostic.cpp "$repo"/fuzz/ImportFuzzer.cpp; do
   obj=$work/obj/$(basename "$src" .cpp).o
   if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || \
      [ -n "$(find "$repo/lib/Conversion/TorchScriptImport" "$repo/include/memopt/Conversion" -newer "$obj" -name '*.h')" ]; then

@@ -62,10 +62,8 @@ importTorchScriptBuffer(llvm::StringRef bytes, llvm::StringRef sourcePath,
 /// `memopt: error: <message>[, at <module path> (<file>:<line>)]`.
 void registerTorchScriptImportTranslation();
 
-/// Prints `diagnostic` as the importer's one-line form:
-/// `memopt: <severity>: <message>[, at <module path> (<file>:<line>)]`.
-/// Tools that call importTorchScriptFile install this in a diagnostic handler.
-void printImportDiagnostic(mlir::Diagnostic &diagnostic, llvm::raw_ostream &os);
+/// Tools that call importTorchScriptFile print its diagnostics with
+/// printOneLineDiagnostic (memopt/Conversion/OneLineDiagnostic.h).
 
 /// For drivers: when `argv` asks for `--import-torchscript` and the input file
 /// cannot be read, prints the one-line `memopt: error:` diagnostic and returns

@@ -5,6 +5,7 @@
 //   memopt: error: <message>[, at <module path> (<file>:<line>)]
 //
 //===----------------------------------------------------------------------===//
+#include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Conversion/TorchScriptExport.h"
 
 #include "memopt/Dialect/MemoptDialect.h"
@@ -72,22 +73,6 @@ bool mlir::memopt::reportUnwritableExportOutput(int argc, char **argv) {
 /// Where a diagnostic points, in the importer's style: `file:line` of the
 /// innermost file location, after the module path of a name location:
 /// "features.3 (model.py:42)".
-static std::string formatLocation(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return file.getFilename().str() + ":" + std::to_string(file.getLine());
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    std::string inner = formatLocation(name.getChildLoc());
-    return name.getName().str() + (inner.empty() ? "" : " (" + inner + ")");
-  }
-  if (auto call = dyn_cast<CallSiteLoc>(loc))
-    return formatLocation(call.getCallee());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location part : fused.getLocations())
-      if (std::string text = formatLocation(part); !text.empty())
-        return text;
-  return "";
-}
-
 /// mlir-translate's -verify-diagnostics handler must see our diagnostics.
 static bool verifyingDiagnostics() {
   auto &options = llvm::cl::getRegisteredOptions();
@@ -106,11 +91,8 @@ void mlir::memopt::registerTorchScriptExportTranslation() {
         std::optional<ScopedDiagnosticHandler> oneLine;
         if (!verifyingDiagnostics())
           oneLine.emplace(op->getContext(), [](Diagnostic &diag) {
-            if (diag.getSeverity() != DiagnosticSeverity::Error)
-              return success();
-            std::string where = formatLocation(diag.getLocation());
-            llvm::errs() << "memopt: error: " << diag.str()
-                         << (where.empty() ? "" : ", at " + where) << "\n";
+            if (diag.getSeverity() == DiagnosticSeverity::Error)
+              printOneLineDiagnostic(diag, llvm::errs());
             return success();
           });
         auto module = dyn_cast<ModuleOp>(op);

@@ -1,4 +1,5 @@
 //===- ImportTranslation.cpp - memopt-translate --import-torchscript ------===//
+#include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 #include "memopt/Dialect/MemoptDialect.h"
 
@@ -13,48 +14,6 @@
 
 using namespace mlir;
 using namespace mlir::memopt;
-
-/// "features.3 (model.py:42)", "model.py:42", "features.3" or "".
-static std::string describeLocation(Location loc) {
-  std::string path, site;
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    path = name.getName().str();
-    loc = name.getChildLoc();
-  }
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    site = (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
-            llvm::Twine(file.getLine()))
-               .str();
-  if (!path.empty() && !site.empty())
-    return path + " (" + site + ")";
-  return path.empty() ? site : path;
-}
-
-static llvm::StringRef severityName(DiagnosticSeverity severity) {
-  switch (severity) {
-  case DiagnosticSeverity::Error:
-    return "error";
-  case DiagnosticSeverity::Warning:
-    return "warning";
-  case DiagnosticSeverity::Note:
-    return "note";
-  case DiagnosticSeverity::Remark:
-    return "remark";
-  }
-  return "error";
-}
-
-void mlir::memopt::printImportDiagnostic(Diagnostic &diagnostic,
-                                         llvm::raw_ostream &os) {
-  std::string message = diagnostic.str();
-  // One line per diagnostic, whatever a LibTorch message contained.
-  std::replace(message.begin(), message.end(), '\n', ' ');
-  os << "memopt: " << severityName(diagnostic.getSeverity()) << ": " << message;
-  std::string where = describeLocation(diagnostic.getLocation());
-  if (!where.empty())
-    os << ", at " << where;
-  os << "\n";
-}
 
 void mlir::memopt::registerTorchScriptImportTranslation() {
   static llvm::cl::list<std::string> inputShapes(
@@ -73,7 +32,7 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
       [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
         ScopedDiagnosticHandler oneLine(context, [](Diagnostic &diagnostic) {
-          printImportDiagnostic(diagnostic, llvm::errs());
+          printOneLineDiagnostic(diagnostic, llvm::errs());
           return success();
         });
         ImportOptions options;
