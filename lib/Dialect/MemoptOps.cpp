@@ -14,6 +14,11 @@ using namespace mlir::memopt;
 //===----------------------------------------------------------------------===//
 
 /// A qualified module path: dot-separated, non-empty segments without spaces.
+// Operators whose backward needs operand 0 and which the runtime can run
+// with that operand saved packed (memopt::conv_packed, memopt::linear_packed).
+static constexpr llvm::StringLiteral kPackedInputOperators[] = {
+    "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::linear"};
+
 static LogicalResult verifyModulePath(Operation *op, StringRef path) {
   if (path.empty())
     return op->emitOpError("module path must not be empty");
@@ -93,6 +98,23 @@ LogicalResult TorchOp::verify() {
       if (index < -1 || index >= getNumOperands())
         return emitOpError("view of operand ")
                << index << " is out of range [-1, " << getNumOperands() << ")";
+  }
+  if (auto saved = getSavedInputAttr()) {
+    if (!llvm::is_contained(kPackedInputOperators, name))
+      return emitOpError("saved_input is only supported on convolutions and "
+                         "linear layers, not '")
+             << name << "'";
+    auto input = getNumOperands() ? dyn_cast<RankedTensorType>(
+                                        getOperand(0).getType())
+                                  : RankedTensorType();
+    if (!input || !input.hasStaticShape() ||
+        !isa<FloatType>(input.getElementType()))
+      return emitOpError("saved_input needs a statically shaped floating-point "
+                         "tensor as operand 0");
+    if (saved.getKind() != CompressionKind::bit &&
+        saved.getKind() != CompressionKind::bool_)
+      return emitOpError("saved_input supports bit and bool packing, not ")
+             << stringifyCompressionKind(saved.getKind());
   }
   return success();
 }

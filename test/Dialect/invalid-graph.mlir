@@ -119,3 +119,27 @@ func.func @param_not_tensor() {
   %w = "memopt.param"() {path = "w"} : () -> i64
   return
 }
+
+// -----
+
+func.func @saved_input_on_relu(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{saved_input is only supported on convolutions and linear layers, not 'aten::relu'}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {saved_input = #memopt.compress<bit>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @saved_input_not_float(%x: tensor<2x3xi64>, %w: tensor<4x3xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{saved_input needs a statically shaped floating-point tensor as operand 0}}
+  %0 = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {saved_input = #memopt.compress<bit>} : (tensor<2x3xi64>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @saved_input_sparse(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{saved_input supports bit and bool packing, not sparse}}
+  %0 = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {saved_input = #memopt.compress<sparse>} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}

@@ -18,6 +18,11 @@ func.func @graph(%x: tensor<8x3x32x32xf32>) -> tensor<8x16x32x32xf32> {
   %y = memopt.op "aten::conv2d"(%x, %w, %b)
       [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, [1, 1], [1, 1], [1, 1], 1]
       : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
+  // A convolution whose binary input autograd keeps packed.
+  // CHECK: memopt.op "aten::conv2d"(%{{.*}}) [{{.*}}] {saved_input = #memopt.compress<bit>}
+  %yp = memopt.op "aten::conv2d"(%x, %w, %b)
+      [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, [1, 1], [1, 1], [1, 1], 1] {saved_input = #memopt.compress<bit>}
+      : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
   // Every kind of constant argument survives: float, bool, string, None.
   // CHECK: memopt.op "aten::dropout"(%{{.*}}) [#memopt.arg<0>, 5.000000e-01, true] {nondeterministic, overload = ""}
   %d = memopt.op "aten::dropout"(%y) [#memopt.arg<0>, 0.5, true] {nondeterministic, overload = ""}

@@ -34,6 +34,12 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     `side_effects` anything else that must neither move nor disappear. Every
     `memopt.op` reads memory; one with any of these flags also writes it, so
     no pass moves another op across it.
+
+    `saved_input = #memopt.compress<bit>` (set by `memopt-insert-compression`
+    on a convolution or linear layer whose input is provably binary) makes
+    autograd keep operand 0 packed instead of at full width: the exporter
+    calls the runtime's `memopt::conv_packed` / `memopt::linear_packed`,
+    which unpack it for the backward pass. Nothing is recomputed.
   }];
   let arguments = (ins
     StrAttr:$name,
@@ -43,7 +49,8 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     OptionalAttr<DenseI64ArrayAttr>:$mutates,
     OptionalAttr<DenseI64ArrayAttr>:$views,
     UnitAttr:$nondeterministic,
-    UnitAttr:$side_effects);
+    UnitAttr:$side_effects,
+    OptionalAttr<Memopt_CompressPolicyAttr>:$saved_input);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
     $name `(` $operands `)` $args attr-dict `:` functional-type($operands, $results)
