@@ -60,8 +60,9 @@ def cases():
                       (2048, 128, 512), (128, 64, 64)]:
         out.append(case("Matmul", "aten::linear", F.linear,
                         [r(m, kk), r(nn, kk), r(nn)]))
-    for bsz, m, kk, nn in [(16, 64, 32, 64), (8, 128, 64, 128)]:
-        out.append(case("Matmul", "aten::bmm", torch.bmm,
+    for bsz, m, kk, nn in [(16, 64, 32, 64), (8, 128, 64, 128),
+                           (32, 65, 32, 65)]:
+        out.append(case("BatchedMatmul", "aten::bmm", torch.bmm,
                         [r(bsz, m, kk), r(bsz, kk, nn)]))
     for numel in [10_000, 200_000, 2_000_000]:
         x, y = r(numel // 100, 100), r(numel // 100, 100)
@@ -70,17 +71,17 @@ def cases():
                 case("Elementwise", "aten::gelu", lambda x, a: F.gelu(x), [x, "none"]),
                 case("Elementwise", "aten::add", lambda x, y, a: x + y, [x, y, 1]),
                 case("Elementwise", "aten::mul", torch.mul, [x, y]),
-                case("Reduction", "aten::softmax", lambda x, d, t: x.softmax(d),
+                case("Softmax", "aten::softmax", lambda x, d, t: x.softmax(d),
                      [x, -1, None]),
                 case("Reduction", "aten::sum", lambda x, t: x.sum(), [x, None])]
     for n, c, h in [(8, 16, 32), (8, 64, 16), (32, 64, 32)]:
         x = r(n, c, h, h)
         out += [
-            case("Normalization", "aten::batch_norm",
+            case("BatchNorm", "aten::batch_norm",
                  lambda x, w, b, m, v, *_: F.batch_norm(x, m, v, w, b, True),
                  [x, r(c), r(c), torch.zeros(c), torch.ones(c), True, 0.1,
                   1e-5, True]),
-            case("Pooling", "aten::max_pool2d",
+            case("MaxPooling", "aten::max_pool2d",
                  lambda x, *_: F.max_pool2d(x, 2, 2),
                  [x, [2, 2], [2, 2], [0, 0], [1, 1], False]),
             case("Pooling", "aten::adaptive_avg_pool2d",
@@ -150,7 +151,8 @@ def model_costs(build, cases_):
                          capture_output=True, text=True, check=True).stdout
     rows = re.findall(r"class (\w+) flops (\d+) bytes (\d+)", out)
     # One measured op per function; prim::ListConstruct is a free View.
-    return [(float(f), float(b)) for cls, f, b in rows if cls != "View"]
+    # The class is the C++ one (a 1x1 convolution without oneDNN is a Matmul).
+    return [(float(f), float(b), cls) for cls, f, b in rows if cls != "View"]
 
 
 def nnls(a, y):
@@ -183,6 +185,8 @@ def main():
     costs = model_costs(opts.build, cs)
     assert len(costs) == len(cs), (len(costs), len(cs))
     times = np.array([measure(c) for c in cs])
+    for c, cost in zip(cs, costs):
+        c["cls"] = cost[2]
     coeffs, errors = {}, []
     for cls in sorted({c["cls"] for c in cs}):
         idx = [i for i, c in enumerate(cs) if c["cls"] == cls]
@@ -207,8 +211,10 @@ def main():
                     f"{np.median(rel)*100:.1f}%, worst {rel.max()*100:.1f}%.\n"
                     "// MEMOPT_COST_CLASS(class, secondsPerFlop, secondsPerByte,"
                     " overheadSeconds)\n")
+            # The order of CostClass (include/memopt/Analysis/CostModel.h).
             order = ["Conv", "Matmul", "Elementwise", "Reduction",
-                     "Normalization", "Pooling", "Copy", "View", "Unknown"]
+                     "Normalization", "Pooling", "Copy", "View", "Unknown",
+                     "MaxPooling", "Softmax", "BatchNorm", "BatchedMatmul"]
             for cls in order:
                 x = coeffs.get(cls)
                 if cls == "View":

@@ -48,7 +48,10 @@ def tensors_of(value):
 
 
 def materialize(spec_args, grad_positions, noncontig):
-    """Returns (args for the call, leaves that require grad, pattern)."""
+    """Returns (args for the call, leaves that require grad, pattern).
+    `noncontig`: make argument 0 non-contiguous with its last two dims
+    swapped in memory (True) or its first two ("first", as transpose(0, 1)
+    leaves it)."""
     args, leaves, pattern = [], [], ""
     for pos, a in enumerate(spec_args):
         elems = a if isinstance(a, list) and a and isinstance(a[0], T) else None
@@ -62,7 +65,9 @@ def materialize(spec_args, grad_positions, noncontig):
         for s in specs:
             t = (torch.rand(*s.shape) > 0.5 if s.dtype == torch.bool
                  else torch.randn(*s.shape, dtype=s.dtype))
-            if noncontig and pos == 0 and t.dim() >= 2:
+            if noncontig == "first" and pos == 0 and t.dim() >= 3:
+                t = t.transpose(0, 1).contiguous().transpose(0, 1)
+            elif noncontig and pos == 0 and t.dim() >= 2:
                 t = t.transpose(-1, -2).contiguous().transpose(-1, -2)
             if grad:
                 leaf = t.detach().requires_grad_()
@@ -225,6 +230,17 @@ def derive_spec(name, overload, configs, build):
                                  noncontig=True)
                 results = [r + "?contig" if r.startswith("a") and p == "new"
                            else r for r, p in zip(results, probe[3])]
+            first = sample[0] if sample else None
+            if "a0" in saved and isinstance(first, T) and len(first.shape) >= 3:
+                # matmul folds a >= 3-d input to a matrix with reshape: a
+                # non-contiguous input is copied, and the copy is saved.
+                probe = run_once(name, overload, build(configs[0]), set(gp),
+                                 noncontig="first")
+                numel = runs[0][5][0][1]  # like.a0
+                copies = [o for o in probe[1] if o.startswith("new#") and
+                          probe[2][o][0] == numel]
+                if "a0" not in probe[1] and len(copies) == 1:
+                    saved[saved.index("a0")] = "a0?fold"
             yield pattern, saved, results, grads
 
 
@@ -234,6 +250,8 @@ def merge(rows, key, row):
         rows[key] = row
         return
     saved = list(old[0]) + [s for s in row[0] if s not in old[0]]
+    # `aK?fold` (saved, or a saved copy when folded) covers plain `aK`.
+    saved = [s for s in saved if s + "?fold" not in saved]
     results = []
     for a, b in zip(old[1], row[1]):
         if a == b:

@@ -70,6 +70,7 @@ SPECS = [
     ("aten::log_softmax", "int", SEQ, lambda c: [seq(c), -1, None]),
     ("aten::dropout", "default", IMG, lambda c: [img(c), 0.5, True]),
     ("aten::feature_dropout", "default", IMG, lambda c: [img(c), 0.5, True]),
+    ("aten::dropout_", "default", IMG, lambda c: [img(c), 0.5, True]),
     ("aten::max_pool2d", "default", IMG, lambda c: [
         img(c), [2, 2], [2, 2], [0, 0], [1, 1], False]),
     ("aten::max_pool2d", "default", IMG, lambda c: [

@@ -1,5 +1,6 @@
 //===- CostModel.cpp - FLOPs, bytes and time of operators -----------------===//
 #include "memopt/Analysis/CostModel.h"
+#include "KernelWorkspace.h"
 #include "OpMemoryEffects.h"
 #include "memopt/Analysis/SavedTensorTable.h"
 #include "memopt/Analysis/TensorBytes.h"
@@ -34,15 +35,16 @@ static CostClass classify(StringRef name) {
   return llvm::StringSwitch<CostClass>(name)
       .Cases("aten::conv2d", "aten::_convolution", "aten::conv1d",
              CostClass::Conv)
-      .Cases("aten::linear", "aten::matmul", "aten::mm", "aten::bmm",
-             CostClass::Matmul)
-      .Cases("aten::addmm", "aten::baddbmm", CostClass::Matmul)
-      .Cases("aten::batch_norm", "aten::layer_norm", "aten::group_norm",
-             CostClass::Normalization)
-      .Cases("aten::softmax", "aten::log_softmax", "aten::mean", "aten::sum",
-             CostClass::Reduction)
-      .Cases("aten::max_pool2d", "aten::avg_pool2d",
-             "aten::adaptive_avg_pool2d", CostClass::Pooling)
+      .Cases("aten::linear", "aten::matmul", "aten::mm", CostClass::Matmul)
+      .Case("aten::addmm", CostClass::Matmul)
+      .Cases("aten::bmm", "aten::baddbmm", CostClass::BatchedMatmul)
+      .Case("aten::batch_norm", CostClass::BatchNorm)
+      .Cases("aten::layer_norm", "aten::group_norm", CostClass::Normalization)
+      .Cases("aten::softmax", "aten::log_softmax", CostClass::Softmax)
+      .Cases("aten::mean", "aten::sum", CostClass::Reduction)
+      .Case("aten::max_pool2d", CostClass::MaxPooling)
+      .Cases("aten::avg_pool2d", "aten::adaptive_avg_pool2d",
+             CostClass::Pooling)
       .Cases("aten::contiguous", "aten::cat", "aten::stack", "aten::clone",
              CostClass::Copy)
       .Cases("aten::to", "aten::type_as", "aten::zeros_like", "aten::ones_like",
@@ -112,6 +114,15 @@ OpCost CostModel::getCost(Operation *op) const {
   if (torchOp) {
     StringRef name = torchOp.getName();
     cost.cls = classify(name);
+    // A 1x1 convolution without oneDNN is one GEMM per image.
+    bool gemmConv = cost.cls == CostClass::Conv &&
+                    isMatrixProductConvolution(torchOp, /*threads=*/1);
+    if (gemmConv)
+      cost.cls = CostClass::Matmul;
+    if (name == "aten::matmul" && op->getNumOperands() == 2 &&
+        shapeOf(op->getOperand(0)).size() >= 3 &&
+        shapeOf(op->getOperand(1)).size() >= 3)
+      cost.cls = CostClass::BatchedMatmul;
     if (cost.cls == CostClass::Elementwise &&
         !SavedTensorTable::get().knows(name))
       cost.cls = CostClass::Unknown;
@@ -124,19 +135,30 @@ OpCost CostModel::getCost(Operation *op) const {
       cost.flops =
           2 * outElems * (a1.size() > 1 ? product(a1.drop_front()) : 1);
       break;
-    case CostClass::Matmul: { // 2 * out * k
+    case CostClass::Matmul: // 2 * out * k
+    case CostClass::BatchedMatmul: {
+      if (gemmConv) {
+        cost.flops =
+            2 * outElems * (a1.size() > 1 ? product(a1.drop_front()) : 1);
+        break;
+      }
       bool addFirst = name == "aten::addmm" || name == "aten::baddbmm";
       ArrayRef<int64_t> lhs = addFirst ? a1 : a0;
       cost.flops = 2 * outElems * (lhs.empty() ? 1 : lhs.back());
       break;
     }
     case CostClass::Normalization:
+    case CostClass::BatchNorm:
       cost.flops = 5 * product(a0);
       break;
     case CostClass::Reduction:
-      cost.flops = (name.contains("softmax") ? 4 : 1) * product(a0);
+      cost.flops = product(a0);
+      break;
+    case CostClass::Softmax:
+      cost.flops = 4 * product(a0);
       break;
     case CostClass::Pooling:
+    case CostClass::MaxPooling:
       cost.flops = product(a0);
       break;
     case CostClass::Elementwise:

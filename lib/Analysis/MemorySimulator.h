@@ -29,6 +29,9 @@ private:
     SmallVector<unsigned> saved;
     SmallVector<std::pair<Value, bool>> grads;
     SmallVector<SmallVector<unsigned, 1>> inputStorages; // checkpoints only
+    /// A packed saved input (`saved_input`) is unpacked into a buffer of
+    /// this size while the node's backward runs.
+    int64_t unpackBytes = 0;
   };
   using Storages = SmallVector<unsigned, 1>;
 
@@ -37,7 +40,9 @@ private:
   void release(unsigned id);
   void define(Value value, ArrayRef<unsigned> ids);
   void drop(Value value);
-  void record(Operation *op, MemoryPhase phase);
+  /// Appends a timeline entry: the live bytes plus `transient` bytes the op
+  /// holds only while it runs (kernel workspace).
+  void record(Operation *op, MemoryPhase phase, int64_t transient = 0);
   bool requiresGrad(Value value) const { return gradValues.contains(value); }
   int64_t bytesOf(Value value, Operation *user);
   void markUnknown(Operation *op) {
@@ -53,6 +58,9 @@ private:
                          std::vector<Node> &nodes);
   void backward(std::vector<Node> &nodes);
   void backwardCheckpoint(Node &node);
+  /// The value whose gradient `value`'s gradient is (through casts and
+  /// list/tuple elements).
+  Value gradKey(Value value) const;
   void giveGrad(Value value, unsigned grad, SmallVectorImpl<unsigned> &temps);
   void releaseGrad(Value value);
 
@@ -60,8 +68,18 @@ private:
   const TrainingMemoryOptions &options;
   std::vector<Storage> storages;
   DenseMap<Value, Storages> storagesOf;
+  /// What each value was defined with, kept after it dies (list elements).
+  DenseMap<Value, Storages> definedStorages;
   DenseSet<Value> gradValues, params, nonContiguous;
+  /// Non-contiguous values that matmul's folding reshape copies.
+  DenseSet<Value> foldCopies;
   DenseMap<Value, unsigned> gradOf;
+  DenseMap<Value, Value> gradAlias;
+  /// Per parameter: uses whose gradient backward has yet to produce, and the
+  /// gradient held until then.
+  DenseMap<StringAttr, unsigned> pendingParamGrads;
+  DenseMap<StringAttr, unsigned> heldParamGrads;
+  DenseMap<Value, SmallVector<Value, 4>> listParts;
   DenseSet<Operation *> unknownSet, residentCounted;
   bool gradEnabled = true;
   int64_t live = 0;

@@ -1,4 +1,5 @@
 //===- MemorySimulatorOps.cpp - forward and backward of ops and regions ---===//
+#include "KernelWorkspace.h"
 #include "MemorySimulator.h"
 #include "OpMemoryEffects.h"
 #include "memopt/Analysis/TensorBytes.h"
@@ -7,6 +8,8 @@
 
 using namespace mlir;
 using namespace mlir::memopt;
+
+static int64_t getSavedInputBytes(Attribute policy, Type type);
 
 static bool isFloatTensorLike(Type type) {
   if (auto list = dyn_cast<ListType>(type))
@@ -41,11 +44,47 @@ static bool makesNonContiguous(TorchOp op) {
   return false;
 }
 
+/// A transpose or permute of a >= 3-d tensor that reorders its leading
+/// dims and keeps the last one in place (`x.transpose(0, 1)`): folding the
+/// leading dims of the result into one (matmul's reshape) copies it.
+static bool permutesLeadingDims(TorchOp op) {
+  StringRef name = op.getName();
+  if (name != "aten::transpose" && name != "aten::permute")
+    return false;
+  auto type = op->getNumResults() == 1
+                  ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                  : RankedTensorType();
+  if (!type || type.getRank() < 3)
+    return false;
+  int64_t rank = type.getRank();
+  auto norm = [&](int64_t d) { return d < 0 ? d + rank : d; };
+  if (name == "aten::transpose") {
+    int64_t a = norm(getIntArg(op, 1, -1)), b = norm(getIntArg(op, 2, -1));
+    return a != b && a != rank - 1 && b != rank - 1;
+  }
+  auto dims = op.getArgs().size() > 1 ? dyn_cast<ArrayAttr>(op.getArgs()[1])
+                                      : ArrayAttr();
+  if (!dims || int64_t(dims.size()) != rank)
+    return false;
+  bool identity = true;
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    auto attr = dyn_cast<IntegerAttr>(d);
+    if (!attr)
+      return false;
+    identity &= norm(attr.getInt()) == int64_t(i);
+  }
+  auto last = cast<IntegerAttr>(dims[rank - 1]).getInt();
+  return !identity && norm(last) == rank - 1;
+}
+
 void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
                                      std::vector<Node> &nodes) {
   StringRef name = op.getName();
-  if (llvm::none_of(op->getResultTypes(), isTensorLike))
-    return; // sizes, scalars, prints: no tensor memory
+  // Sizes, scalars, prints: no tensor memory (a tuple is typed
+  // !memopt.script but may hold tensors).
+  if (name != "prim::TupleConstruct" &&
+      llvm::none_of(op->getResultTypes(), isTensorLike))
+    return;
   if (name == "prim::ListConstruct" || name == "prim::TupleConstruct") {
     Storages all;
     bool grad = false, strided = false;
@@ -61,26 +100,91 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
       nonContiguous.insert(op->getResult(0));
     return;
   }
+  if (name == "aten::append" && op->getNumOperands() == 2) {
+    // The list keeps the element alive until the list's last use.
+    Value list = op->getOperand(0), element = op->getOperand(1);
+    Storages &held = storagesOf[list];
+    for (unsigned id : storagesOf.lookup(element)) {
+      retain(id);
+      held.push_back(id);
+    }
+    if (requiresGrad(element))
+      gradValues.insert(list);
+    if (nonContiguous.contains(element))
+      nonContiguous.insert(list);
+    define(op->getResult(0), storagesOf.lookup(list));
+    if (requiresGrad(list))
+      gradValues.insert(op->getResult(0));
+    gradAlias[op->getResult(0)] = list;
+    return;
+  }
+  if (name == "prim::unchecked_cast" && op->getNumOperands() == 1) {
+    // Optional[Tensor] -> Tensor: the same value.
+    Value from = op->getOperand(0);
+    define(op->getResult(0), storagesOf.lookup(from));
+    if (requiresGrad(from))
+      gradValues.insert(op->getResult(0));
+    if (nonContiguous.contains(from))
+      nonContiguous.insert(op->getResult(0));
+    if (foldCopies.contains(from))
+      foldCopies.insert(op->getResult(0));
+    gradAlias[op->getResult(0)] = from;
+    return;
+  }
   if (name == "prim::ListUnpack" || name == "prim::TupleUnpack" ||
       name == "prim::TupleIndex" || name == "aten::__getitem__") {
+    // An element of a list or tuple built in this function is that value
+    // (same storage, same gradient); a part of a list an op returned (chunk,
+    // split, unbind) holds the list's storages, and its gradient is one of
+    // those the op's backward collects.
     Value list = op->getOperand(0);
-    SmallVector<Value> elements = getListElements(list);
-    bool elementwise = elements.size() == op->getNumResults() &&
-                       (elements.size() != 1 || elements[0] != list);
+    bool indexed = name == "prim::TupleIndex" || name == "aten::__getitem__";
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
-      Value from = elementwise ? elements[i] : list;
-      define(result, storagesOf.lookup(from));
+      int64_t position = indexed ? getIntArg(op, 1, -1) : int64_t(i);
+      Value element = getListElementAt(list, position, op);
+      Value from = element ? element : list;
+      if (element && !storagesOf.count(element)) {
+        // The element died as a value; the list still holds its storages.
+        Storages held;
+        for (unsigned id : definedStorages.lookup(element))
+          if (storages[id].refs > 0)
+            held.push_back(id);
+        define(result, held);
+      } else {
+        define(result, storagesOf.lookup(from));
+      }
       if (requiresGrad(from))
         gradValues.insert(result);
       if (nonContiguous.contains(from))
         nonContiguous.insert(result);
+      if (foldCopies.contains(from))
+        foldCopies.insert(result);
+      if (element)
+        gradAlias[result] = element;
+      else
+        listParts[list].push_back(result);
     }
     return;
   }
 
+  if (llvm::none_of(op->getOperandTypes(), [](Type type) {
+        auto script = dyn_cast<ScriptType>(type);
+        return isTensorLike(type) ||
+               (script && script.getName().contains("Tensor"));
+      })) {
+    // Factories (empty, zeros, rand...): new tensors that need no grad.
+    // Tensor constants live in the graph, like buffers.
+    bool constant = name == "prim::Constant";
+    for (Value result : op->getResults())
+      if (isTensorLike(result.getType()))
+        define(result, newStorage(bytesOf(result, op), constant));
+    record(op, phase);
+    return;
+  }
   OpMemoryEffects fx = getOpMemoryEffects(
       op, [&](Value v) { return requiresGrad(v); },
-      [&](Value v) { return !nonContiguous.contains(v); });
+      [&](Value v) { return !nonContiguous.contains(v); },
+      [&](Value v) { return foldCopies.contains(v); });
   if (!fx.known)
     markUnknown(op);
   Value first;
@@ -90,6 +194,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
       break;
     }
   bool record_ = gradEnabled && fx.differentiable;
+  int64_t before = live;
   for (auto [result, alias] : llvm::zip(op->getResults(), fx.resultAliases)) {
     if (!isTensorLike(result.getType()))
       continue;
@@ -103,6 +208,16 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
          result.getType() == first.getType() && name != "aten::contiguous" &&
          name != "aten::reshape" && name != "aten::flatten"))
       nonContiguous.insert(result);
+    bool permutes = name == "aten::transpose" || name == "aten::permute" ||
+                    name == "aten::t";
+    if (permutesLeadingDims(op) ||
+        (alias && !permutes && foldCopies.contains(alias) &&
+         result.getType() == alias.getType()) ||
+        (!alias && first && foldCopies.contains(first) &&
+         result.getType() == first.getType() && name != "aten::contiguous" &&
+         name != "aten::reshape" && name != "aten::flatten" &&
+         name != "aten::clone"))
+      foldCopies.insert(result);
     if (record_ && isFloatTensorLike(result.getType()))
       gradValues.insert(result);
   }
@@ -118,17 +233,40 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     (record_ ? node.saved : temps).push_back(id);
   }
   if (record_) {
-    for (Value value : fx.savedValues)
+    for (auto [value, fresh] : node.grads)
+      if (params.contains(value))
+        ++pendingParamGrads[cast<ParamOp>(value.getDefiningOp()).getPathAttr()];
+    // saved_input: autograd keeps operand 0 packed, not the operand itself.
+    CompressPolicyAttr packed = op.getSavedInputAttr();
+    Value packedInput = packed && op->getNumOperands() ? op->getOperand(0)
+                                                       : Value();
+    for (Value value : fx.savedValues) {
+      if (value == packedInput) {
+        unsigned id = newStorage(getSavedInputBytes(packed, value.getType()));
+        retain(id);
+        node.saved.push_back(id);
+        node.unpackBytes = bytesOf(value, op);
+        continue;
+      }
+      bool counted = false;
       for (unsigned id : storagesOf.lookup(value))
         if (!storages[id].resident) {
           retain(id);
           node.saved.push_back(id);
+          counted = true;
         }
+      if (counted && phase == MemoryPhase::Forward)
+        model.savedValues[op].push_back(value);
+    }
     if (phase == MemoryPhase::Forward)
       model.savedBytes[op] = saveBytes(node);
     nodes.push_back(std::move(node));
   }
-  record(op, phase);
+  auto isContiguous = [&](Value v) { return !nonContiguous.contains(v); };
+  int64_t high = getForwardHighWater(op, options);
+  record(op, phase,
+         std::max(high < 0 ? 0 : before + high - live,
+                  getContiguousCopyBytes(op, isContiguous, options)));
   for (unsigned id : temps)
     release(id);
 }
@@ -198,16 +336,42 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
   record(cp, phase);
 }
 
+Value MemorySimulator::gradKey(Value value) const {
+  for (auto it = gradAlias.find(value); it != gradAlias.end();
+       it = gradAlias.find(value))
+    value = it->second;
+  return value;
+}
+
 void MemorySimulator::giveGrad(Value value, unsigned grad,
                                SmallVectorImpl<unsigned> &temps) {
-  // Parameter gradients are added into the resident .grad in place;
-  // a second gradient of an activation is summed into its buffer.
-  if (params.contains(value) || !gradOf.try_emplace(value, grad).second)
+  value = gradKey(value);
+  // Parameter gradients are added into the resident .grad in place once
+  // every use of the parameter produced its gradient (autograd's
+  // AccumulateGrad waits for all of them, holding the first); a second
+  // gradient of an activation is summed into its buffer.
+  if (params.contains(value)) {
+    StringAttr path = cast<ParamOp>(value.getDefiningOp()).getPathAttr();
+    unsigned &pending = pendingParamGrads[path];
+    pending = pending ? pending - 1 : 0;
+    auto held = heldParamGrads.find(path);
+    if (pending && held == heldParamGrads.end()) {
+      heldParamGrads[path] = grad;
+      return;
+    }
+    temps.push_back(grad);
+    if (!pending && held != heldParamGrads.end()) {
+      temps.push_back(held->second);
+      heldParamGrads.erase(held);
+    }
+    return;
+  }
+  if (!gradOf.try_emplace(value, grad).second)
     temps.push_back(grad);
 }
 
 void MemorySimulator::releaseGrad(Value value) {
-  auto it = gradOf.find(value);
+  auto it = gradOf.find(gradKey(value));
   if (it == gradOf.end())
     return;
   release(it->second);
@@ -220,24 +384,57 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
       backwardCheckpoint(node);
       continue;
     }
+    // The gradients this node consumes: of its results, and of the parts
+    // unpacked from a list it returned.
+    SmallVector<Value> outputs;
+    for (Value result : node.op->getResults()) {
+      outputs.push_back(gradKey(result));
+      for (Value part : listParts.lookup(result))
+        outputs.push_back(gradKey(part));
+    }
     std::optional<unsigned> incoming;
-    for (Value result : node.op->getResults())
-      if (auto it = gradOf.find(result); it != gradOf.end()) {
+    for (Value output : outputs)
+      if (auto it = gradOf.find(output); it != gradOf.end()) {
         incoming = it->second;
         break;
       }
     SmallVector<unsigned> temps;
+    if (incoming && node.unpackBytes) {
+      // Unpack the packed saved input for this backward only.
+      temps.push_back(newStorage(node.unpackBytes));
+      retain(temps.back());
+    }
+    int64_t before = live;
     if (incoming)
       for (auto [value, fresh] : node.grads) {
         unsigned grad = fresh ? newStorage(bytesOf(value, node.op)) : *incoming;
         retain(grad);
         giveGrad(value, grad, temps);
       }
-    record(node.op, MemoryPhase::Backward);
+    int64_t high = -1;
+    if (auto torchOp = dyn_cast<TorchOp>(node.op); torchOp && incoming) {
+      auto gets = [&](unsigned pos) {
+        if (pos >= torchOp.getArgs().size())
+          return false;
+        auto ref = dyn_cast<OperandRefAttr>(torchOp.getArgs()[pos]);
+        if (!ref)
+          return false;
+        Value arg = torchOp->getOperand(ref.getIndex());
+        return llvm::any_of(node.grads,
+                            [&](auto &grad) { return grad.first == arg; });
+      };
+      high = getBackwardHighWater(torchOp, gets(0), gets(1), gets(2), options);
+      high = std::max(high < 0 ? 0 : before + high - live,
+                      getContiguousCopyBytes(
+                          torchOp,
+                          [&](Value v) { return !nonContiguous.contains(v); },
+                          options));
+    }
+    record(node.op, MemoryPhase::Backward, std::max<int64_t>(high, 0));
     for (unsigned id : temps)
       release(id);
-    for (Value result : node.op->getResults())
-      releaseGrad(result);
+    for (Value output : outputs)
+      releaseGrad(output);
     for (unsigned id : node.saved)
       release(id);
   }
@@ -266,13 +463,13 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
   Operation *yield = body.getTerminator();
   SmallVector<unsigned> temps;
   for (auto [result, value] : llvm::zip(cp->getResults(), yield->getOperands()))
-    if (auto it = gradOf.find(result); it != gradOf.end()) {
+    if (auto it = gradOf.find(gradKey(result)); it != gradOf.end()) {
       retain(it->second);
       giveGrad(value, it->second, temps);
     }
   backward(inner);
   for (auto [input, arg] : llvm::zip(cp.getInputs(), body.getArguments()))
-    if (auto it = gradOf.find(arg); it != gradOf.end()) {
+    if (auto it = gradOf.find(gradKey(arg)); it != gradOf.end()) {
       unsigned grad = it->second;
       gradOf.erase(it);
       giveGrad(input, grad, temps);

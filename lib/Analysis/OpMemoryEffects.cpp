@@ -9,20 +9,63 @@
 using namespace mlir;
 using namespace mlir::memopt;
 
-SmallVector<Value> mlir::memopt::getListElements(Value value) {
-  if (auto def = value.getDefiningOp<TorchOp>())
-    if (def.getName() == "prim::ListConstruct" ||
-        def.getName() == "prim::TupleConstruct")
-      return llvm::to_vector(
-          llvm::make_filter_range(def.getOperands(), [](Value v) {
-            return isTensorLike(v.getType());
-          }));
-  return {value};
+SmallVector<Value> mlir::memopt::getListElements(Value value, Operation *at) {
+  auto def = value.getDefiningOp<TorchOp>();
+  if (!def || (def.getName() != "prim::ListConstruct" &&
+               def.getName() != "prim::TupleConstruct"))
+    return {value};
+  SmallVector<Value> elements = llvm::to_vector(llvm::make_filter_range(
+      def.getOperands(), [](Value v) { return isTensorLike(v.getType()); }));
+  // A list built by `aten::append` (a loop that TorchScript unrolled):
+  // the elements appended before `at`, in program order.
+  SmallVector<Operation *> appends;
+  for (OpOperand &use : value.getUses()) {
+    auto user = dyn_cast<TorchOp>(use.getOwner());
+    if (!user || user.getName() != "aten::append" ||
+        use.getOperandNumber() != 0 || user->getNumOperands() < 2 ||
+        user->getBlock() != def->getBlock())
+      continue;
+    if (at && (at->getBlock() != user->getBlock() ||
+               !user->isBeforeInBlock(at)))
+      continue;
+    appends.push_back(user);
+  }
+  llvm::sort(appends, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  for (Operation *append : appends)
+    if (isTensorLike(append->getOperand(1).getType()))
+      elements.push_back(append->getOperand(1));
+  return elements;
+}
+
+Value mlir::memopt::getListElementAt(Value list, int64_t position,
+                                     Operation *at) {
+  auto def = list.getDefiningOp<TorchOp>();
+  if (!def || (def.getName() != "prim::ListConstruct" &&
+               def.getName() != "prim::TupleConstruct"))
+    return {};
+  ArrayAttr args = def.getArgs();
+  SmallVector<Value> elements = getListElements(list, at);
+  int64_t fromConstruct = llvm::count_if(
+      def.getOperands(), [](Value v) { return isTensorLike(v.getType()); });
+  int64_t appended = int64_t(elements.size()) - fromConstruct;
+  if (position < 0) // list[-1]
+    position += int64_t(args.size()) + appended;
+  if (position < 0)
+    return {};
+  if (position < int64_t(args.size())) {
+    auto ref = dyn_cast<OperandRefAttr>(args[position]);
+    return ref ? def->getOperand(ref.getIndex()) : Value();
+  }
+  // Appended after construction.
+  int64_t index = fromConstruct + position - int64_t(args.size());
+  return index < int64_t(elements.size()) ? elements[index] : Value();
 }
 
 /// The tensor type a list or tensor value stands for (its first element).
-static Type getElementTensorType(Value value) {
-  SmallVector<Value> elements = getListElements(value);
+static Type getElementTensorType(Value value, Operation *at) {
+  SmallVector<Value> elements = getListElements(value, at);
   if (elements.empty())
     return {};
   Type type = elements.front().getType();
@@ -51,7 +94,7 @@ static int64_t getNewSavedBytes(const SavedItem &item, TorchOp op,
     if (item.sizeOfResult && item.index < op->getNumResults())
       base = op->getResult(item.index).getType();
     else if (!item.sizeOfResult && item.index < args.size() && args[item.index])
-      base = getElementTensorType(args[item.index]);
+      base = getElementTensorType(args[item.index], op);
   }
   int64_t elements = 1;
   if (item.size != SavedItem::Size::One) {
@@ -87,7 +130,7 @@ static void guessEffects(TorchOp op, function_ref<bool(Value)> requiresGrad,
   fx.known = false;
   fx.resultAliases.assign(op->getNumResults(), Value());
   for (Value operand : op.getOperands())
-    for (Value element : getListElements(operand))
+    for (Value element : getListElements(operand, op))
       if (isTensorLike(element.getType()) && requiresGrad(element))
         fx.grads.push_back({element, true});
   if (fx.grads.empty())
@@ -104,7 +147,8 @@ static void guessEffects(TorchOp op, function_ref<bool(Value)> requiresGrad,
 OpMemoryEffects
 mlir::memopt::getOpMemoryEffects(TorchOp op,
                                  function_ref<bool(Value)> requiresGrad,
-                                 function_ref<bool(Value)> isContiguous) {
+                                 function_ref<bool(Value)> isContiguous,
+                                 function_ref<bool(Value)> foldCopies) {
   OpMemoryEffects fx;
   SmallVector<Value> args;
   std::string pattern;
@@ -119,8 +163,8 @@ mlir::memopt::getOpMemoryEffects(TorchOp op,
     }
     args.push_back(value);
     if (!firstTensorType)
-      firstTensorType = getElementTensorType(value);
-    bool grad = llvm::any_of(getListElements(value), requiresGrad);
+      firstTensorType = getElementTensorType(value, op);
+    bool grad = llvm::any_of(getListElements(value, op), requiresGrad);
     pattern += grad ? 'g' : 't';
   }
   while (!pattern.empty() && pattern.back() == '-')
@@ -157,8 +201,16 @@ mlir::memopt::getOpMemoryEffects(TorchOp op,
   for (const SavedItem &item : row->saved) {
     switch (item.kind) {
     case SavedItem::Kind::Arg:
-      if (item.index < args.size() && args[item.index])
-        fx.savedValues.push_back(args[item.index]);
+      if (item.index >= args.size() || !args[item.index])
+        break;
+      if (item.copyIfFolded && foldCopies(args[item.index])) {
+        auto ranked = dyn_cast<RankedTensorType>(args[item.index].getType());
+        if (ranked && ranked.getRank() >= 3) {
+          fx.savedNewBytes.push_back(getDeviceBytes(ranked));
+          break;
+        }
+      }
+      fx.savedValues.push_back(args[item.index]);
       break;
     case SavedItem::Kind::Result:
       if (item.index < op->getNumResults())
@@ -181,7 +233,7 @@ mlir::memopt::getOpMemoryEffects(TorchOp op,
     ++gradIndex;
     if (pattern[pos] != 'g' || rule == GradRule::None)
       continue;
-    for (Value element : getListElements(args[pos]))
+    for (Value element : getListElements(args[pos], op))
       if (requiresGrad(element))
         fx.grads.push_back({element, rule == GradRule::New});
   }

@@ -32,12 +32,21 @@ struct OpMemoryEffects {
 };
 
 /// Effects of `op`; `requiresGrad` answers for tensor values.
+/// `foldCopies` says whether reshaping a value's leading dims into one (as
+/// matmul does) copies it.
 OpMemoryEffects getOpMemoryEffects(TorchOp op,
                                    function_ref<bool(Value)> requiresGrad,
-                                   function_ref<bool(Value)> isContiguous);
+                                   function_ref<bool(Value)> isContiguous,
+                                   function_ref<bool(Value)> foldCopies);
 
-/// Elements of a list value built by prim::ListConstruct (else the value).
-SmallVector<Value> getListElements(Value value);
+/// Elements of a list value built by prim::ListConstruct (else the value),
+/// followed by those `aten::append` added to it (before `at`, when given).
+SmallVector<Value> getListElements(Value value, Operation *at = nullptr);
+
+/// The value at `position` of a list or tuple built by prim::ListConstruct /
+/// prim::TupleConstruct (and `aten::append` before `at`), counting constant
+/// entries; null when it is not an SSA value or the list was not built here.
+Value getListElementAt(Value list, int64_t position, Operation *at);
 
 } // namespace mlir::memopt
 

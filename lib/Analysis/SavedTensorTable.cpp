@@ -38,7 +38,10 @@ static SavedItem parseSaved(StringRef text) {
   SavedItem item;
   bool isResult;
   if (!text.starts_with("new:")) {
-    if (!parseRef(text, isResult, item.index))
+    auto [ref, cond] = text.split('?');
+    item.copyIfFolded = cond == "fold";
+    if ((!cond.empty() && !item.copyIfFolded) ||
+        !parseRef(ref, isResult, item.index))
       llvm::report_fatal_error(llvm::Twine("bad saved-tensor item: ") + text);
     item.kind = isResult ? SavedItem::Kind::Result : SavedItem::Kind::Arg;
     return item;

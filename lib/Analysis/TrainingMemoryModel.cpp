@@ -47,6 +47,7 @@ void MemorySimulator::release(unsigned id) {
 void MemorySimulator::define(Value value, ArrayRef<unsigned> ids) {
   Storages &held = storagesOf[value];
   held.assign(ids.begin(), ids.end());
+  definedStorages[value] = held;
   for (unsigned id : held)
     retain(id);
 }
@@ -60,10 +61,12 @@ void MemorySimulator::drop(Value value) {
   storagesOf.erase(it);
 }
 
-void MemorySimulator::record(Operation *op, MemoryPhase phase) {
-  model.timeline.push_back({op, phase, live});
-  if (live > model.peakBytes || model.peakIndex == ~0u) {
-    model.peakBytes = std::max(model.peakBytes, live);
+void MemorySimulator::record(Operation *op, MemoryPhase phase,
+                             int64_t transient) {
+  int64_t high = live + std::max<int64_t>(transient, 0);
+  model.timeline.push_back({op, phase, high});
+  if (high > model.peakBytes || model.peakIndex == ~0u) {
+    model.peakBytes = std::max(model.peakBytes, high);
     model.peakIndex = model.timeline.size() - 1;
   }
 }
@@ -100,15 +103,22 @@ void MemorySimulator::run(Operation *funcOp) {
   std::vector<Node> nodes;
   forwardBlock(entry, MemoryPhase::Forward, nodes);
   model.endOfForwardBytes = live;
+  // The caller holds the loss gradients (`out.backward(g)`, or the ones
+  // `loss.backward()` makes) until backward returns.
+  SmallVector<unsigned> lossGrads;
   if (options.countOutputGradients)
     if (Operation *ret = entry.getTerminator())
       for (Value v : ret->getOperands())
-        if (requiresGrad(v) && !gradOf.count(v)) {
+        if (requiresGrad(v) && !gradOf.count(gradKey(v))) {
           unsigned g = newStorage(bytesOf(v, ret));
           retain(g);
-          gradOf[v] = g;
+          retain(g);
+          gradOf[gradKey(v)] = g;
+          lossGrads.push_back(g);
         }
   backward(nodes);
+  for (unsigned g : lossGrads)
+    release(g);
 }
 
 void MemorySimulator::forwardBlock(Block &block, MemoryPhase phase,

@@ -42,69 +42,111 @@ GroupEffect storedSegment(const ChainSegment &segment, bool inputRetained) {
   return effect;
 }
 
-GroupEffect checkpointedGroup(const std::vector<ChainSegment> &chain,
-                              unsigned begin, unsigned end, InputPolicy policy,
-                              bool inputRetained,
-                              const ChainPlannerOptions &options) {
-  GroupEffect effect;
-  const ChainSegment &first = chain[begin];
-  if (!first.canStartRegion)
-    return effect;
-  for (unsigned k = begin; k < end; ++k)
-    if (chain[k].forbidCheckpoint)
-      return effect;
-  // An input a stored producer already keeps costs nothing more to keep;
-  // packing or moving a second copy would only add work.
-  if (inputRetained && policy != InputPolicy::Keep)
-    return effect;
-  if (policy == InputPolicy::Compress &&
-      (!options.allowCompress || !first.packedInputBytes))
-    return effect;
-  if (policy == InputPolicy::Offload && !options.allowOffload)
-    return effect;
+/// A checkpointed group [begin, end) grown one segment at a time, so that
+/// the search prices every end for one begin in linear time.
+class RegionAccumulator {
+public:
+  RegionAccumulator(const std::vector<ChainSegment> &chain, unsigned begin,
+                    bool inputRetained, const ChainPlannerOptions &options)
+      : chain(chain), begin(begin), end(begin), inputRetained(inputRetained),
+        options(options) {}
 
-  int64_t restoredInput = 0;
-  switch (policy) {
-  case InputPolicy::Keep:
-    effect.retainedBytes = inputRetained ? 0 : first.inputBytes;
-    break;
-  case InputPolicy::Compress:
-    effect.retainedBytes = *first.packedInputBytes;
-    restoredInput = first.inputBytes;
-    effect.cost += options.compressSecondsPerByte * first.inputBytes;
-    break;
-  case InputPolicy::Offload:
-    effect.retainedBytes = 0;
-    restoredInput = first.inputBytes;
-    effect.cost += options.offloadSecondsPerByte * first.inputBytes;
-    break;
-  }
-
-  // Forward runs without grad: only the current input and output are alive.
-  // Backward recomputes the group, keeping what its segments save.
-  int64_t forwardWorking = 0, recomputedSaved = 0, backwardWorking = 0;
-  for (unsigned k = begin; k < end; ++k) {
-    const ChainSegment &segment = chain[k];
-    effect.cost += segment.forwardCost;
+  /// Adds segment `end`; false once a segment may not be recomputed.
+  bool grow() {
+    const ChainSegment &segment = chain[end];
+    if (segment.forbidCheckpoint)
+      return false;
+    // Tensors crossing into the region that this segment uses first.
+    for (const CrossingTensor &tensor : chain[begin].crossing)
+      if (tensor.firstUse == end) {
+        usedInputBytes += tensor.bytes;
+        usedPackedBytes += tensor.packedBytes;
+      }
+    forwardCost += segment.forwardCost;
     forwardWorking =
         std::max(forwardWorking, segment.inputBytes + segment.outputBytes);
     recomputedSaved += segment.savedBytes;
     bool innerBoundarySaved =
-        k > begin && (segment.savesInput || chain[k - 1].savesOutput);
+        end > begin && (segment.savesInput || chain[end - 1].savesOutput);
     if (innerBoundarySaved)
       recomputedSaved += segment.inputBytes;
     backwardWorking = std::max(backwardWorking, segment.inputBytes +
                                                     segment.backwardTransientBytes);
+    ++end;
+    return true;
   }
-  const ChainSegment &last = chain[end - 1];
-  if (last.savesOutput)
-    recomputedSaved += last.outputBytes;
-  int64_t forward = effect.retainedBytes + forwardWorking;
-  int64_t backward = effect.retainedBytes + restoredInput + recomputedSaved +
-                     last.outputBytes + backwardWorking;
-  effect.localPeak = std::max(forward, backward);
-  effect.valid = true;
-  return effect;
+
+  /// The group [begin, end) with its input saved by `policy`.
+  GroupEffect effect(InputPolicy policy) const {
+    GroupEffect effect;
+    const ChainSegment &first = chain[begin];
+    if (end == begin || !first.canStartRegion)
+      return effect;
+    // An input a stored producer already keeps costs nothing more to keep;
+    // packing or moving a second copy would only add work.
+    if (inputRetained && policy != InputPolicy::Keep)
+      return effect;
+    if (policy == InputPolicy::Compress &&
+        (!options.allowCompress || !first.packedInputBytes))
+      return effect;
+    if (policy == InputPolicy::Offload && !options.allowOffload)
+      return effect;
+
+    // The region's inputs: the crossing tensors it uses.
+    bool split = !first.crossing.empty();
+    int64_t inputBytes = split ? usedInputBytes : first.inputBytes;
+    int64_t packedBytes =
+        split ? usedPackedBytes : first.packedInputBytes.value_or(inputBytes);
+    int64_t restoredInput = 0;
+    switch (policy) {
+    case InputPolicy::Keep:
+      effect.retainedBytes = inputRetained ? 0 : inputBytes;
+      break;
+    case InputPolicy::Compress:
+      effect.retainedBytes = packedBytes;
+      restoredInput = inputBytes;
+      effect.cost += options.compressSecondsPerByte * inputBytes;
+      break;
+    case InputPolicy::Offload:
+      effect.retainedBytes = 0;
+      restoredInput = inputBytes;
+      effect.cost += options.offloadSecondsPerByte * inputBytes;
+      break;
+    }
+    // Forward runs without grad: only the current input and output are
+    // alive. Backward recomputes the group, keeping what its segments save.
+    effect.cost += forwardCost;
+    const ChainSegment &last = chain[end - 1];
+    int64_t saved = recomputedSaved + (last.savesOutput ? last.outputBytes : 0);
+    int64_t forward = effect.retainedBytes + forwardWorking;
+    int64_t backward = effect.retainedBytes + restoredInput + saved +
+                       last.outputBytes + backwardWorking;
+    effect.localPeak = std::max(forward, backward);
+    effect.valid = true;
+    return effect;
+  }
+
+  unsigned getEnd() const { return end; }
+
+private:
+  const std::vector<ChainSegment> &chain;
+  unsigned begin, end;
+  bool inputRetained;
+  const ChainPlannerOptions &options;
+  double forwardCost = 0;
+  int64_t forwardWorking = 0, recomputedSaved = 0, backwardWorking = 0;
+  int64_t usedInputBytes = 0, usedPackedBytes = 0;
+};
+
+GroupEffect checkpointedGroup(const std::vector<ChainSegment> &chain,
+                              unsigned begin, unsigned end, InputPolicy policy,
+                              bool inputRetained,
+                              const ChainPlannerOptions &options) {
+  RegionAccumulator region(chain, begin, inputRetained, options);
+  while (region.getEnd() < end)
+    if (!region.grow())
+      return GroupEffect{};
+  return region.effect(policy);
 }
 
 /// The final activation (the loss or model output) stays alive after forward.
@@ -133,25 +175,32 @@ struct Entry {
 enum class Objective { CostWithinBudget, LeastPeak };
 
 /// Keeps entries not dominated on (retained, second key) where the second
-/// key is cost (within budget) or peak (least-peak search).
+/// key is cost (within budget) or peak (least-peak search). The frontier is
+/// sorted by retained bytes, so its keys strictly decrease along it.
 void insertPareto(std::vector<Entry> &frontier, const Entry &entry,
-                  Objective objective) {
+                  Objective objective, int64_t resolution) {
   auto key = [&](const Entry &e) {
     return objective == Objective::CostWithinBudget
                ? e.cost
                : static_cast<double>(e.peakBytes);
   };
-  for (const Entry &other : frontier)
-    if (other.retainedBytes <= entry.retainedBytes && key(other) <= key(entry))
-      return;
-  frontier.erase(std::remove_if(frontier.begin(), frontier.end(),
-                                [&](const Entry &other) {
-                                  return entry.retainedBytes <=
-                                             other.retainedBytes &&
-                                         key(entry) <= key(other);
-                                }),
-                 frontier.end());
-  frontier.push_back(entry);
+  // Entries whose retained bytes differ by less than the resolution compete
+  // as equals (resolution 1: exact).
+  auto bucket = [&](int64_t bytes) { return bytes / resolution; };
+  int64_t mine = bucket(entry.retainedBytes);
+  auto above = std::upper_bound(
+      frontier.begin(), frontier.end(), mine,
+      [&](int64_t b, const Entry &e) { return b < bucket(e.retainedBytes); });
+  // The last entry retaining no more has the least key of all such entries.
+  if (above != frontier.begin() && key(*std::prev(above)) <= key(entry))
+    return;
+  auto first = std::lower_bound(
+      frontier.begin(), above, mine,
+      [&](const Entry &e, int64_t b) { return bucket(e.retainedBytes) < b; });
+  auto last = first;
+  while (last != frontier.end() && key(*last) >= key(entry))
+    ++last;
+  frontier.insert(frontier.erase(first, last), entry);
 }
 
 ChainPlan search(const std::vector<ChainSegment> &chain,
@@ -181,26 +230,35 @@ ChainPlan search(const std::vector<ChainSegment> &chain,
                flag,
                index,
                group};
-    insertPareto(frontiers[effect.boundaryRetained][end], next, objective);
+    insertPareto(frontiers[effect.boundaryRetained][end], next, objective,
+                 std::max<int64_t>(1, options.retainedResolutionBytes));
   };
 
   for (unsigned position = 0; position < n; ++position) {
     for (bool flag : {false, true}) {
       const std::vector<Entry> current = frontiers[flag][position];
+      if (current.empty())
+        continue;
       for (unsigned index = 0; index < current.size(); ++index) {
         const Entry &from = current[index];
         extend(position, flag, index, from, position + 1,
                storedSegment(chain[position], flag),
                ChainGroup{position, position + 1, false, InputPolicy::Keep});
-        unsigned limit = options.maxGroupLength
-                             ? std::min(n, position + options.maxGroupLength)
-                             : n;
-        for (unsigned end = position + 1; end <= limit; ++end)
-          for (InputPolicy policy : kPolicies)
-            extend(position, flag, index, from, end,
-                   checkpointedGroup(chain, position, end, policy, flag,
-                                     options),
+      }
+      unsigned limit = options.maxGroupLength
+                           ? std::min(n, position + options.maxGroupLength)
+                           : n;
+      RegionAccumulator region(chain, position, flag, options);
+      while (region.getEnd() < limit && region.grow()) {
+        unsigned end = region.getEnd();
+        for (InputPolicy policy : kPolicies) {
+          GroupEffect effect = region.effect(policy);
+          if (!effect.valid)
+            continue;
+          for (unsigned index = 0; index < current.size(); ++index)
+            extend(position, flag, index, current[index], end, effect,
                    ChainGroup{position, end, true, policy});
+        }
       }
     }
   }

@@ -14,7 +14,7 @@
 #include <limits>
 
 namespace memopt::runtime {
-namespace {
+namespace detail {
 
 const char *dtypeName(at::ScalarType dtype) {
   switch (dtype) {
@@ -43,17 +43,6 @@ const char *dtypeName(at::ScalarType dtype) {
   }
 }
 
-bool isSupportedDtype(at::ScalarType dtype) {
-  return dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
-}
-
-void checkDtype(const char *op, CompressionKind kind, at::ScalarType dtype) {
-  TORCH_CHECK(isSupportedDtype(dtype), "memopt: ", op, "(",
-              compressionKindName(kind),
-              "): expected a float32, float16 or bfloat16 tensor, got ",
-              dtypeName(dtype));
-}
-
 /// Shortest %g form that reads back as the same float ("0.5", "nan", "inf").
 /// snprintf rather than std::to_chars(float), which needs libstdc++ 11.
 std::string formatValue(float value) {
@@ -64,6 +53,24 @@ std::string formatValue(float value) {
       break;
   }
   return buf;
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::dtypeName;
+using detail::formatValue;
+
+bool isSupportedDtype(at::ScalarType dtype) {
+  return dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16;
+}
+
+void checkDtype(const char *op, CompressionKind kind, at::ScalarType dtype) {
+  TORCH_CHECK(isSupportedDtype(dtype), "memopt: ", op, "(",
+              compressionKindName(kind),
+              "): expected a float32, float16 or bfloat16 tensor, got ",
+              dtypeName(dtype));
 }
 
 /// The value at logical flat index `index`, read without copying `x`.

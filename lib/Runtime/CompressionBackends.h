@@ -11,7 +11,14 @@
 
 #include "memopt/Runtime/Compression.h"
 
+#include <string>
+
 namespace memopt::runtime::detail {
+
+/// How errors name dtypes ("float32", "bfloat16", "int64", ...).
+const char *dtypeName(at::ScalarType dtype);
+/// Shortest decimal that reads back as `value` ("0.5", "nan", "inf").
+std::string formatValue(float value);
 
 /// Returns the payload of `x` (any strides). With `check`, stops at the first
 /// value the kind cannot represent, stores its flat (logical) index in

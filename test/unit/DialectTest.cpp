@@ -39,7 +39,8 @@ protected:
         builder.getStringAttr("aten::relu"), ValueRange{x},
         builder.getArrayAttr({OperandRefAttr::get(&context, 0)}),
         /*overload=*/nullptr, /*mutates=*/nullptr, /*views=*/nullptr,
-        /*nondeterministic=*/false, /*side_effects=*/false);
+        /*nondeterministic=*/false, /*side_effects=*/false,
+        /*saved_input=*/nullptr);
   }
 
   std::string print(Operation *op) {

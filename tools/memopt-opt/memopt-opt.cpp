@@ -13,7 +13,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerInlinerPass();
   mlir::registerSymbolDCEPass();
-  mlir::memopt::registerMemoptPasses();
+  mlir::memopt::registerAllMemoptPasses();
   mlir::memopt::registerAnalysisTestPasses();
 
   mlir::DialectRegistry registry;

@@ -16,6 +16,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <vector>
+
 namespace mlir::memopt {
 
 /// One tensor autograd keeps for backward.
@@ -28,6 +30,10 @@ struct SavedItem {
   Size size = Size::Like;
   bool sizeOfResult = false; // the size rule refers to a result
   StringRef dtype;           // "same" (as the first tensor argument) or "i64"..
+  /// `aK?fold`: matmul folds the argument (>= 3-d) into a matrix with
+  /// reshape; when that copies (a non-contiguous argument whose last dim
+  /// is still dense, e.g. after transpose(0, 1)), the copy is saved.
+  bool copyIfFolded = false;
 };
 
 /// What a result is: a new allocation, or an alias of an argument
@@ -68,7 +74,7 @@ public:
 
 private:
   SavedTensorTable();
-  SmallVector<SavedTensorRow> rows;
+  std::vector<SavedTensorRow> rows;
   llvm::StringMap<SmallVector<unsigned, 8>> rowsByOp;
 };
 

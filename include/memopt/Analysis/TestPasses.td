@@ -23,6 +23,10 @@ def TestMemoryModel : Pass<"memopt-test-memory-model", "::mlir::ModuleOp"> {
            "Print the saved-tensor table and nothing else">,
     Option<"countOutputGradients", "count-output-gradients", "bool", "true",
            "Count a new loss gradient for each returned tensor">,
+    Option<"kernelWorkspaces", "kernel-workspaces", "bool", "true",
+           "Count the transient buffers of CPU kernels (oneDNN convolutions)">,
+    Option<"threads", "threads", "int", "1",
+           "Intra-op threads of the process the prediction is for">,
   ];
 }
 

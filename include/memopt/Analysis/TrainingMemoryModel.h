@@ -38,6 +38,13 @@ struct TrainingMemoryOptions {
   /// The loss gradient of each returned tensor is a new buffer (as with a
   /// loss function, or `out.backward(torch.ones_like(out))`).
   bool countOutputGradients = true;
+  /// Count the transient buffers CPU kernels allocate while they run (the
+  /// blocked-layout copies of oneDNN convolutions, PyTorch 1.13); off for a
+  /// device whose kernels need no such copies.
+  bool kernelWorkspaces = true;
+  /// Intra-op threads of the measured process: PyTorch 1.13 runs small-batch
+  /// unstrided 1x1 convolutions without oneDNN only on one thread.
+  int intraOpThreads = 1;
 };
 
 class TrainingMemoryModel {
@@ -54,6 +61,12 @@ public:
   /// Bytes an op keeps alive for backward (distinct non-resident tensors it
   /// saves, shared storages counted once per op); 0 for unknown ops.
   int64_t getSavedBytes(Operation *op) const { return savedBytes.lookup(op); }
+  /// The non-resident values an op keeps for backward (their storages count
+  /// towards getSavedBytes, with the new tensors it saves such as masks).
+  ArrayRef<Value> getSavedValues(Operation *op) const {
+    auto it = savedValues.find(op);
+    return it == savedValues.end() ? ArrayRef<Value>() : it->second;
+  }
   /// Bytes live at the end of forward (saved tensors and outputs).
   int64_t getEndOfForwardBytes() const { return endOfForwardBytes; }
   /// Parameters, buffers and inputs, plus one gradient per trainable param.
@@ -67,6 +80,7 @@ private:
   friend class MemorySimulator;
   SmallVector<TimelineEntry> timeline;
   llvm::DenseMap<Operation *, int64_t> savedBytes;
+  llvm::DenseMap<Operation *, SmallVector<Value, 2>> savedValues;
   SmallVector<Operation *> unknownOps;
   int64_t peakBytes = 0, endOfForwardBytes = 0, residentBytes = 0;
   unsigned peakIndex = ~0u;

@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/LogicalResult.h"
@@ -36,13 +37,88 @@ struct InputSpec {
 llvm::FailureOr<InputSpec> parseInputSpec(llvm::StringRef text,
                                           std::string &error);
 
+/// One input signature of a method: the shapes and dtypes of its tensor
+/// inputs, how often it was seen, and per-signature compile settings.
+struct InputSignature {
+  /// One spec per tensor input (without `self`), in order; as
+  /// ImportOptions::inputs.
+  std::vector<InputSpec> inputs;
+  /// How often training called the method with this signature (recorded by
+  /// python/memopt/recorder.py; 1 when declared by hand). Dispatch tries
+  /// frequent signatures first.
+  int64_t count = 1;
+  /// A memory budget for this signature's plan ("2GiB", "60%"), as the
+  /// planner reads it; empty: the global budget. Carried as `memopt.budget`.
+  std::string budget;
+  /// Compile this signature without memory optimizations
+  /// (`memopt.passthrough`).
+  bool passthrough = false;
+};
+
+/// Parses one `--signature` value: comma-separated input specs (as
+/// parseInputSpec), then optional `;`-separated settings `count=N`,
+/// `budget=S` and `passthrough`, e.g.
+/// `x:8x3x224x224,mask:8x224:i1;count=37;budget=2GiB`. On failure returns
+/// failure() and sets `error` (one line).
+llvm::FailureOr<InputSignature> parseSignatureSpec(llvm::StringRef text,
+                                                   std::string &error);
+
+/// Reads a recorded-signatures JSON file (written by
+/// python/memopt/recorder.py):
+///   {"version": 1, "signatures": [
+///      {"inputs": [{"name": "x", "shape": [8, 3, 224, 224], "dtype": "f32"}],
+///       "count": 37, "budget": "2GiB", "passthrough": false}, ...]}
+/// `count` (default 1), `dtype` (default f32), `budget` and `passthrough`
+/// are optional. On failure returns failure() and sets `error` to one line
+/// naming the file and what is wrong
+/// ("'s.json': signatures[1].inputs[0].shape[2] is -3, expected a
+/// non-negative integer").
+llvm::FailureOr<std::vector<InputSignature>>
+readSignatureFile(llvm::StringRef path, std::string &error);
+
+/// Same, for file contents already in memory; `displayName` is used in
+/// messages.
+llvm::FailureOr<std::vector<InputSignature>>
+parseSignatureJSON(llvm::StringRef text, llvm::StringRef displayName,
+                   std::string &error);
+
+/// "x: 8x3x32x32 f32, y: 8 i64": how messages and the exported dispatcher
+/// name a signature.
+std::string describeSignature(llvm::ArrayRef<InputSpec> inputs);
+
 struct ImportOptions {
   /// One spec per tensor input of every imported method (without `self`), in
   /// order. Empty: tensors get unranked types and nothing is executed.
+  /// Exclusive with `signatures`.
   std::vector<InputSpec> inputs;
+  /// Several input signatures. With one, the result is the same as with
+  /// `inputs` (`func.func @<method>`, plus `memopt.budget` /
+  /// `memopt.passthrough` when set). With several, each method is imported
+  /// once per signature as `@<method>_s<i>` (i = position in this list) with
+  /// static types from that signature and the function attributes
+  ///   memopt.signature = {count = N : i64, index = i : i64}
+  ///   memopt.budget = "<budget>"   (when set)
+  ///   memopt.passthrough           (when set)
+  /// `memopt-specialize-signatures` then builds the dispatching `@<method>`.
+  std::vector<InputSignature> signatures;
   /// Methods to import; each becomes a `func.func` of the same name.
   std::vector<std::string> methods = {"forward"};
 };
+
+/// Function attribute names the importer sets.
+inline constexpr llvm::StringLiteral kSignatureAttrName = "memopt.signature";
+inline constexpr llvm::StringLiteral kBudgetAttrName = "memopt.budget";
+inline constexpr llvm::StringLiteral kPassthroughAttrName =
+    "memopt.passthrough";
+/// Module attribute values control flow was folded on: {path = value}
+/// (the exported code checks them).
+inline constexpr llvm::StringLiteral kAssumesAttrName = "memopt.assumes";
+/// Control-flow decisions folded on tensor sizes (not only ranks or dtypes):
+/// an array of strings, one per decision, naming it and where it is. A
+/// function carrying it is valid only for its exact input shapes (no generic
+/// fallback can be derived from it).
+inline constexpr llvm::StringLiteral kShapeAssumesAttrName =
+    "memopt.shape_assumes";
 
 /// Imports the TorchScript archive at `path`. Returns null after emitting
 /// exactly one error diagnostic on `context`.
@@ -57,8 +133,9 @@ importTorchScriptBuffer(llvm::StringRef bytes, llvm::StringRef sourcePath,
                         const ImportOptions &options,
                         mlir::MLIRContext *context);
 
-/// Registers `--import-torchscript` (with `--input-shape` and `--method`) for
-/// mlir-translate style drivers. Diagnostics print as one line each:
+/// Registers `--import-torchscript` (with `--input-shape`, `--signature`,
+/// `--signatures-file` and `--method`) for mlir-translate style drivers.
+/// Diagnostics print as one line each:
 /// `memopt: error: <message>[, at <module path> (<file>:<line>)]`.
 void registerTorchScriptImportTranslation();
 

@@ -24,6 +24,14 @@
 
 namespace mlir::memopt {
 
+/// A tensor crossing into a segment, for regions that start there: only
+/// those the region itself uses become its inputs and are kept.
+struct CrossingTensor {
+  unsigned firstUse = 0; // first segment (>= this one) that uses it
+  int64_t bytes = 0;
+  int64_t packedBytes = 0; // bytes when saved packed (== bytes if not binary)
+};
+
 struct ChainSegment {
   std::string label;         // module path or op range, for reports
   int64_t inputBytes = 0;    // t_i, the tensor entering the segment
@@ -38,6 +46,9 @@ struct ChainSegment {
   bool canStartRegion = true; // t_i is a cut point a region may start at
   bool forceCheckpoint = false; // --checkpoint names this segment
   bool forbidCheckpoint = false; // --no-checkpoint names this segment
+  // The tensors making up t_i, one by one; empty: t_i is one tensor that
+  // the segment itself uses (inputBytes, packedInputBytes).
+  std::vector<CrossingTensor> crossing;
 };
 
 enum class InputPolicy { Keep, Compress, Offload };
@@ -55,6 +66,10 @@ struct ChainPlannerOptions {
   double compressSecondsPerByte = 0; // pack + unpack of the full-size input
   double offloadSecondsPerByte = 0;  // exposed part of device<->host copies
   unsigned maxGroupLength = 0;       // 0: unbounded
+  // Partial plans whose retained bytes differ by less than this are
+  // compared on cost alone: bounds the search on long chains at the price
+  // of optimality within this many bytes. 0 or 1: exact.
+  int64_t retainedResolutionBytes = 0;
 };
 
 struct ChainPlan {

@@ -9,11 +9,14 @@
 #ifndef MEMOPT_RUNTIME_TORCHCOMPAT_H
 #define MEMOPT_RUNTIME_TORCHCOMPAT_H
 
+#include <ATen/Tensor.h>
 #include <ATen/autocast_mode.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/Stream.h>
 #include <torch/version.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -97,6 +100,83 @@ template <typename S> void *nativeHandle(const S &, long) { return nullptr; }
 /// `Stream::native_handle`, where callers must synchronize instead.
 inline void *nativeStreamHandle(const c10::Stream &stream) {
   return detail::nativeHandle(stream, 0);
+}
+
+/// Which ATen ops `at::linear(input, weight, bias)` records for autograd on
+/// this LibTorch version (memopt::linear_packed reproduces their backward
+/// formulas; see lib/Runtime/PackedLinear.cpp).
+///
+/// - `Addmm`: `at::addmm(bias, input2d, weight.t())`, where `input2d` is the
+///   2-D input itself or the `[-1, in]` view of the contiguous N-D input (or
+///   of `input.contiguous()` when TORCH_LINEAR_FLATTEN_3D=1 forces it).
+/// - `Matmul`: `at::matmul(input, weight.t())`, then `add_(bias)` if any.
+/// Taken from ATen's Linear.cpp of each release; only 1.13 is tested here.
+enum class LinearDecomposition { Addmm, Matmul };
+
+namespace detail {
+inline bool linearFlatten3dForced() {
+  static const bool forced = [] {
+    const char *env = std::getenv("TORCH_LINEAR_FLATTEN_3D");
+    return env != nullptr && std::strcmp(env, "1") == 0;
+  }();
+  return forced;
+}
+} // namespace detail
+
+inline LinearDecomposition linearDecomposition(const at::Tensor &input,
+                                               const at::Tensor &weight,
+                                               const at::Tensor &bias) {
+  const int64_t dim = input.dim();
+  if (!bias.defined())
+    return LinearDecomposition::Matmul;
+  if (dim == 2)
+    return LinearDecomposition::Addmm;
+#if MEMOPT_TORCH_VERSION_AT_LEAST(2, 10)
+  // "is_bias_likely_fusable" (pytorch#166071).
+  const bool fusable =
+      (bias.dim() == 1 || bias.squeeze().dim() == 1) && bias.is_contiguous();
+  if (fusable && (input.is_contiguous() || detail::linearFlatten3dForced()))
+    return LinearDecomposition::Addmm;
+#elif MEMOPT_TORCH_VERSION_AT_LEAST(2, 1)
+  // Contiguous N-D inputs flatten (pytorch#106911); TORCH_LINEAR_FLATTEN_3D
+  // (pytorch#96761) forces it for 3-D ones.
+  if (input.is_contiguous() &&
+      (dim == 3 || (input.layout() == c10::kStrided &&
+                    weight.layout() == c10::kStrided && bias.dim() == 1)))
+    return LinearDecomposition::Addmm;
+  if (dim == 3 && detail::linearFlatten3dForced())
+    return LinearDecomposition::Addmm;
+#else
+  (void)weight;
+  if (dim == 3 && input.is_contiguous())
+    return LinearDecomposition::Addmm;
+#endif
+  return LinearDecomposition::Matmul;
+}
+
+/// Whether `at::matmul(t1, t2)` with a t1 of 3 or more dimensions and a 2-D
+/// t2 folds t1 into a matrix (`t1.reshape({-1, k}).mm(t2)`) rather than
+/// expanding both to a `bmm` (ATen's `should_fold`).
+inline bool matmulFoldsBatch(const at::Tensor &t1, const at::Tensor &t2) {
+#if MEMOPT_TORCH_VERSION_AT_LEAST(2, 0)
+  if (t2.requires_grad())
+    return true; // avoids a [b, n, k] gradient in the backward of the bmm
+  if (t1.numel() == 0)
+    return true;
+  const auto sizes = t1.sizes();
+  const auto strides = t1.strides();
+  for (int64_t i = 0; i + 2 < t1.dim(); ++i)
+    if (strides[i] != strides[i + 1] * sizes[i + 1])
+      return false;
+  return true;
+#else
+  (void)t2;
+  const auto sizes = t1.sizes();
+  const auto strides = t1.strides();
+  // A [b, m, k] tensor whose last two dims are transposed goes to bmm.
+  return !(t1.dim() == 3 && strides.back() != 1 &&
+           strides.front() == sizes[1] * sizes[2]);
+#endif
 }
 
 } // namespace memopt::runtime::compat

@@ -13,6 +13,15 @@ namespace mlir::memopt {
 #define GEN_PASS_REGISTRATION
 #include "memopt/Transforms/Passes.h.inc"
 
+/// Registers `memopt-pipeline` (passes/MemoptPipeline.cpp).
+void registerMemoptPipeline();
+
+/// Every memopt pass and pipeline, for tools.
+inline void registerAllMemoptPasses() {
+  registerMemoptPasses();
+  registerMemoptPipeline();
+}
+
 } // namespace mlir::memopt
 
 #endif // MEMOPT_TRANSFORMS_PASSES_H

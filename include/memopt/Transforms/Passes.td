@@ -25,4 +25,118 @@ def InlineCheckpoints : Pass<"memopt-inline-checkpoints"> {
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }
 
+def InsertCheckpoints : Pass<"memopt-insert-checkpoints", "::mlir::func::FuncOp"> {
+  let summary = "Plan and insert checkpoint regions under a budget or preference";
+  let description = [{
+    Cuts the function into a chain at the points where only tensors cross
+    (residual adds and concatenations give cuts with several crossing
+    tensors; unrolled time steps of a neuron loop give cuts between steps),
+    describes each segment from the training-memory model, the cost model
+    and the binary-value analysis, and finds the optimal plan of the chain
+    by dynamic programming: which runs of segments to recompute in backward
+    and whether to keep, pack (binary inputs, 1 bit per value) or offload
+    (`device=cuda`) the input of each. The chosen runs become
+    `memopt.checkpoint` regions labelled by module path, with a
+    `memopt.reason` and `memopt.saved_bytes_avoided`; the function gets a
+    `memopt.plan` summary (baseline and planned predicted peak, budget,
+    feasibility, smallest reachable peak, modelled recompute time).
+
+    `budget` is bytes (`800MB`, `1.5GiB`) or a percentage of the predicted
+    baseline (`40%`); a function's own `memopt.budget` attribute overrides
+    it. Without a budget, `prefer` picks the least peak whose modelled extra
+    time stays within 5% (speed), 12% (balanced, the default) or 25%
+    (memory) of the step. An infeasible budget is an error naming the
+    smallest reachable peak, unless `allow-over-budget` is set. Functions
+    marked `memopt.passthrough` or already planned are left alone.
+  }];
+  let options = [
+    Option<"budget", "budget", "std::string", "\"\"",
+           "Peak budget: bytes (800MB, 1.5GiB) or a percentage (40%)">,
+    Option<"prefer", "prefer", "std::string", "\"\"",
+           "speed | balanced | memory (used when no budget is given)">,
+    Option<"device", "device", "std::string", "\"cpu\"",
+           "cpu | cuda (offload is planned only for cuda)">,
+    ListOption<"checkpoint", "checkpoint", "std::string",
+               "Module paths that must be recomputed">,
+    ListOption<"noCheckpoint", "no-checkpoint", "std::string",
+               "Module paths that must not be recomputed">,
+    ListOption<"assumeBinary", "assume-binary", "std::string",
+               "Module paths whose outputs the user asserts binary">,
+    Option<"allowOverBudget", "allow-over-budget", "bool", "false",
+           "Apply the least-peak plan when the budget cannot be met">,
+  ];
+  let dependentDialects = ["::mlir::memopt::MemoptDialect"];
+}
+
+def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"> {
+  let summary = "Pack provably binary saved tensors to 1 bit per value";
+  let description = [{
+    Spike compression without recompute: a convolution or linear layer
+    outside checkpoint regions whose input is a binary activation that no
+    other op keeps gets `saved_input = #memopt.compress<bit>`, so autograd
+    keeps that input at 1/32 of its size (runtime `memopt::conv_packed` /
+    `memopt::linear_packed`). At region boundaries, every binary input of a
+    `memopt.checkpoint` saved with `#memopt.keep` is saved with
+    `#memopt.compress<bit>` instead. Binary means proven by the
+    binary-value analysis, or asserted with `assume-binary` for a module
+    path (the runtime checks asserted values when they are packed).
+  }];
+  let options = [
+    ListOption<"assumeBinary", "assume-binary", "std::string",
+               "Module paths whose outputs the user asserts binary">,
+    Option<"regions", "regions", "bool", "true",
+           "Also pack binary inputs of checkpoint regions">,
+    Option<"savedInputs", "saved-inputs", "bool", "true",
+           "Pack binary inputs that convolutions and linear layers save">,
+  ];
+  let dependentDialects = ["::mlir::memopt::MemoptDialect"];
+}
+
+def SpecializeSignatures : Pass<"memopt-specialize-signatures", "::mlir::ModuleOp"> {
+  let summary = "Dispatch between the per-signature functions of a method";
+  let description = [{
+    The importer gives each input signature its own function
+    `@forward_s<i>` (`memopt.signature = {index = i, count = N}`), planned
+    for its exact shapes. This pass creates the entry `@forward`: one
+    `memopt.dispatch` whose cases guard the exact input types of each
+    signature function, most frequently recorded first (ties in signature
+    order), and a fallback for inputs that match none:
+    - `generic` (default): `@forward_generic`, a copy of the signature
+      function with the largest inputs whose tensor types have `?` sizes
+      (packed saves become plain ones there: packing needs static shapes),
+      marked `memopt.generic_of = @forward_s<i>` (whose plan it carries).
+      When that function folded control flow on tensor sizes
+      (`memopt.shape_assumes`) a copy would be wrong for other shapes: the
+      pass warns and uses `original`;
+    - `original`: a private declaration `@forward_original` with
+      `memopt.original_method = "forward"`: the source module's unmodified
+      forward;
+    - `none`: no fallback, the dispatch is `strict` (a miss raises).
+    The exporter turns the result into one TorchScript module with a method
+    per function (docs/specialization.md).
+  }];
+  let options = [
+    Option<"method", "method", "std::string", /*default=*/"\"forward\"",
+           "The method whose signature functions (<method>_s<N>) to dispatch">,
+    Option<"fallback", "fallback", "std::string", /*default=*/"\"generic\"",
+           "What runs an unseen signature: generic, original or none">,
+  ];
+  let dependentDialects = ["::mlir::memopt::MemoptDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def FunctionalizeLists : Pass<"memopt-functionalize-lists", "::mlir::func::FuncOp"> {
+  let summary = "Rebuild append-only lists as one ListConstruct";
+  let description = [{
+    A list created empty, filled only by `aten::append` (whose results are
+    unused) and read only after its last append is replaced by a single
+    `prim::ListConstruct` of the appended values placed before its first
+    reader. This is what an unrolled `spikes.append(s)` loop followed by
+    `torch.stack(spikes)` becomes: the analyses then see through the list
+    and the planner may cut between time steps. Lists read between appends,
+    written by other ops or used in nested regions are left alone.
+  }];
+  let dependentDialects = ["::mlir::memopt::MemoptDialect"];
+}
+
 #endif // MEMOPT_TRANSFORMS_PASSES_TD

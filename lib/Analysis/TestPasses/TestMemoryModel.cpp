@@ -39,6 +39,8 @@ struct TestMemoryModelPass
     }
     TrainingMemoryOptions options;
     options.countOutputGradients = countOutputGradients;
+    options.kernelWorkspaces = kernelWorkspaces;
+    options.intraOpThreads = threads;
     getOperation().walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;

@@ -16,17 +16,10 @@
 
 #include "memopt/Dialect/MemoptOps.h"
 
-#include <torch/csrc/jit/frontend/function_schema_parser.h>
-#include <torch/csrc/jit/runtime/operator.h>
 
 using namespace mlir;
 using namespace mlir::memopt;
 using torch::jit::Graph;
-
-/// The runtime schema this exporter emits calls of (docs/runtime.md).
-static constexpr const char *kCheckpointSchema =
-    "memopt::checkpoint.typed(str graph, Tensor[] inputs, int[] ints, "
-    "float[] floats, str[] policies, str name) -> Tensor[]";
 
 /// The runtime's spelling of a save policy (SavePolicy::parse).
 static std::optional<std::string> policyText(Attribute policy) {
@@ -39,38 +32,6 @@ static std::optional<std::string> policyText(Attribute policy) {
   return std::nullopt;
 }
 
-/// When the runtime is loaded in this process (memopt-compile, Python), its
-/// schema must be the one this exporter was written against.
-static LogicalResult checkRuntimeSchema(CheckpointOp op) {
-  c10::FunctionSchema expected = torch::jit::parseSchema(kCheckpointSchema);
-  const auto &registered = torch::jit::getAllOperatorsFor(
-      c10::Symbol::fromQualString("memopt::checkpoint"));
-  if (registered.empty())
-    return success();
-  for (const auto &candidate : registered)
-    if (candidate->schema().overload_name() == expected.overload_name()) {
-      if (candidate->schema() == expected)
-        return success();
-      return op.emitError("cannot export checkpoint region '")
-             << op.getLabel() << "': the loaded runtime declares "
-             << c10::toString(candidate->schema()) << " but the exporter emits "
-             << kCheckpointSchema;
-    }
-  return op.emitError("cannot export checkpoint region '")
-         << op.getLabel() << "': the loaded runtime has no "
-         << kCheckpointSchema;
-}
-
-std::optional<c10::RegistrationHandleRAII> exporter::declareRuntimeOps() {
-  if (!torch::jit::getAllOperatorsFor(
-           c10::Symbol::fromQualString("memopt::checkpoint"))
-           .empty())
-    return std::nullopt;
-  return c10::Dispatcher::singleton().registerDef(
-      torch::jit::parseSchema(kCheckpointSchema),
-      "memopt TorchScript exporter (schema only)");
-}
-
 namespace {
 struct RegionInput {
   mlir::Value inner;        // body argument or hoisted state read
@@ -81,7 +42,8 @@ struct RegionInput {
 
 LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
                                        ValueMap &values) {
-  if (failed(checkRuntimeSchema(op)))
+  if (failed(checkRuntimeSchema(
+          op, "checkpoint region '" + op.getLabel() + "'", kCheckpointSchema)))
     return failure();
   Block &body = op.getBodyBlock();
   SmallVector<RegionInput> tensors, ints, floats;
@@ -111,11 +73,19 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
     if (failed(classify(arg, outer, *text)))
       return failure();
   }
-  for (Operation &nested : body)
-    if (isa<ParamOp, BufferOp, GetAttrOp>(nested))
-      if (failed(classify(nested.getResult(0),
-                          values.lookup(nested.getResult(0)), "keep")))
-        return failure();
+  SmallVector<mlir::Value> absentOptionals; // None inside, checked outside
+  for (Operation &nested : body) {
+    if (!isa<ParamOp, BufferOp, GetAttrOp>(nested))
+      continue;
+    torch::jit::Value *outer = values.lookup(nested.getResult(0));
+    if (isa<GetAttrOp>(nested) && outer &&
+        outer->type()->kind() == c10::TypeKind::OptionalType) {
+      absentOptionals.push_back(nested.getResult(0));
+      continue;
+    }
+    if (failed(classify(nested.getResult(0), outer, "keep")))
+      return failure();
+  }
 
   // The body graph: tensors first, then ints/bools, then floats.
   auto region = std::make_shared<Graph>();
@@ -123,6 +93,8 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
   for (auto *group : {&tensors, &ints, &floats})
     for (RegionInput &input : *group)
       inner[input.inner] = region->addInput()->setType(input.outer->type());
+  for (mlir::Value optional : absentOptionals)
+    inner[optional] = region->insertConstant(c10::IValue());
   if (failed(emitBlock(body, *region, /*self=*/nullptr, inner)))
     return failure();
   for (mlir::Value result : body.getTerminator()->getOperands()) {

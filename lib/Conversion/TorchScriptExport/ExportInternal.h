@@ -18,9 +18,12 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::memopt {
 class CheckpointOp;
+class DispatchOp;
+class TorchOp;
 
 namespace exporter {
 
@@ -83,10 +86,34 @@ std::shared_ptr<torch::jit::Graph>
 buildForwardGraph(func::FuncOp func, const c10::ClassTypePtr &selfType,
                   const torch::jit::Module &source);
 
+//===----------------------------------------------------------------------===//
+// Runtime operators (RuntimeOps.cpp, CheckpointExport.cpp, PackedInputs.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The runtime schemas the exporter emits calls of (docs/runtime.md).
+extern const char *const kCheckpointSchema;
+extern const char *const kConvPackedSchema;
+extern const char *const kLinearPackedSchema;
+
 /// Declares the runtime ops the exporter emits (schema only, no kernel) for
-/// as long as the handle lives, unless the runtime is loaded: saving needs
-/// every node's schema, and the compiler does not link the runtime.
-std::optional<c10::RegistrationHandleRAII> declareRuntimeOps();
+/// as long as the handles live, except those already registered (the runtime
+/// is loaded): saving needs every node's schema, and the compiler does not
+/// link the runtime.
+std::vector<c10::RegistrationHandleRAII> declareRuntimeOps();
+
+/// When the runtime is loaded in this process, its schema of the operator
+/// `schemaText` names must be `schemaText`; otherwise emits an error on `op`
+/// ("cannot export <what>: the loaded runtime declares ...").
+LogicalResult checkRuntimeSchema(Operation *op, const llvm::Twine &what,
+                                 const char *schemaText);
+
+/// Emits a `memopt.op` carrying `saved_input` (a convolution or linear layer
+/// whose operand 0 autograd keeps packed) as a call of memopt::conv_packed /
+/// memopt::linear_packed. `schema` is the ATen overload the op records (or
+/// null), `inputs` the node inputs built for it, in schema order.
+LogicalResult emitPackedInputOp(TorchOp op, const c10::FunctionSchema *schema,
+                                std::vector<torch::jit::Value *> inputs,
+                                torch::jit::Graph &graph, ValueMap &values);
 
 /// Emits a checkpoint region as a call of the runtime op memopt::checkpoint.
 /// Parameters, buffers and attributes read in the body must already be
@@ -94,6 +121,21 @@ std::optional<c10::RegistrationHandleRAII> declareRuntimeOps();
 /// inputs saved with policy "keep".
 LogicalResult emitCheckpoint(CheckpointOp op, torch::jit::Graph &graph,
                              ValueMap &values);
+
+//===----------------------------------------------------------------------===//
+// Dispatch (DispatchExport.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The memopt.dispatch that `forward` consists of (as
+/// memopt-specialize-signatures builds it), a null op when forward does not
+/// dispatch, or failure (with an error) when it dispatches in another shape.
+FailureOr<DispatchOp> findEntryDispatch(func::FuncOp forward);
+
+/// Adds to `root` one method per case callee and the fallback (a copy of
+/// the source's own method for a `memopt.original_method` declaration), and
+/// `forward`, which tests the cases' guards in order and calls the match.
+LogicalResult addDispatchMethods(DispatchOp dispatch, torch::jit::Module &root,
+                                 const torch::jit::Module &source);
 
 } // namespace exporter
 } // namespace mlir::memopt

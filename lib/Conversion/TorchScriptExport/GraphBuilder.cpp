@@ -191,6 +191,10 @@ LogicalResult GraphEmitter::emitTorchOp(TorchOp op) {
     inputs.push_back(constant);
   }
 
+  if (op.getSavedInputAttr())
+    return exporter::emitPackedInputOp(op, schema, std::move(inputs), graph,
+                                       values);
+
   Node *node;
   if (name == "prim::TupleConstruct") {
     node = graph.createTuple(inputs);
@@ -288,9 +292,18 @@ LogicalResult GraphEmitter::emit(Operation *op) {
   if (auto checkpoint = dyn_cast<CheckpointOp>(op)) {
     // A body has no `self`: parameters, buffers and attributes it reads are
     // read here and enter the region as extra inputs.
-    for (Operation &nested : checkpoint.getBodyBlock())
+    for (Operation &nested : checkpoint.getBodyBlock()) {
       if (isa<ParamOp, BufferOp, GetAttrOp>(nested) && failed(emit(&nested)))
         return failure();
+      // An optional attribute (a layer's absent bias) enters the body as the
+      // constant None; the forward checks that it still is None.
+      auto get = dyn_cast<GetAttrOp>(nested);
+      torch::jit::Value *read = get ? lookup(get.getResult()) : nullptr;
+      if (read && read->type()->kind() == c10::TypeKind::OptionalType &&
+          failed(emitGuard(get, get.getPath(),
+                           NoneAttr::get(get.getContext()))))
+        return failure();
+    }
     return exporter::emitCheckpoint(checkpoint, graph, values);
   }
   return op->emitError("cannot export '")

@@ -43,6 +43,16 @@ static std::optional<torch::jit::Module> build(ModuleOp module,
   torch::jit::Module root = exporter::rebuildModuleHierarchy(source);
   if (failed(exporter::verifyModuleState(module, root, sourceName)))
     return std::nullopt;
+  // One method per signature function and a dispatching forward, sharing
+  // the module's state (memopt-specialize-signatures).
+  FailureOr<DispatchOp> dispatch = exporter::findEntryDispatch(forward);
+  if (failed(dispatch))
+    return std::nullopt;
+  if (*dispatch) {
+    if (failed(exporter::addDispatchMethods(*dispatch, root, source)))
+      return std::nullopt;
+    return root;
+  }
   std::shared_ptr<torch::jit::Graph> graph =
       exporter::buildForwardGraph(forward, root.type(), source);
   if (!graph)
@@ -112,7 +122,7 @@ static std::optional<std::string> serialize(ModuleOp op,
 LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
                                               const torch::jit::Module &source,
                                               llvm::raw_ostream &output) {
-  std::optional<c10::RegistrationHandleRAII> runtimeOps;
+  std::vector<c10::RegistrationHandleRAII> runtimeOps;
   try {
     runtimeOps = exporter::declareRuntimeOps();
   } catch (const std::exception &error) {

@@ -135,6 +135,8 @@ Value ConstantFolder::materialize(const torch::jit::Value *value,
   auto op = builder.create<TorchOp>(locationOf(node, context), TypeRange{type},
                                     "prim::Constant", ValueRange{},
                                     builder.getArrayAttr(args), StringAttr(),
-                                    DenseI64ArrayAttr(), DenseI64ArrayAttr());
+                                    DenseI64ArrayAttr(), DenseI64ArrayAttr(),
+                                    /*nondeterministic=*/false, /*side_effects=*/false,
+                                    CompressPolicyAttr());
   return op.getResult(0);
 }

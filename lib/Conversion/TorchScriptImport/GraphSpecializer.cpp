@@ -65,7 +65,20 @@ private:
   NodeEvaluator evaluator;
   std::unordered_map<Node *, LoopState> loops;
   std::map<std::string, c10::IValue> assumptions;
+  std::vector<std::string> shapeAssumptions;
   int64_t unrolledIterations = 0;
+
+  /// Records a decision `what` at `node` folded on `facts` when it rests on
+  /// tensor sizes.
+  void noteShapeDecision(const ValueFacts &facts, const Node *node,
+                         const std::string &what) {
+    if (!facts.sizeDependent)
+      return;
+    std::string where = describeNode(node);
+    std::string text = what + (where.empty() ? "" : " at " + where);
+    if (!llvm::is_contained(shapeAssumptions, text))
+      shapeAssumptions.push_back(std::move(text));
+  }
 };
 } // namespace
 
@@ -196,10 +209,22 @@ Node *GraphSpecializer::inlineBlock(Block *block, Node *before,
   return first;
 }
 
+/// True when running `block` always raises: an input check's error branch.
+static bool alwaysRaises(Block *block) {
+  return llvm::any_of(block->nodes(), [](Node *node) {
+    return node->kind() == c10::prim::RaiseException;
+  });
+}
+
 Node *GraphSpecializer::foldIf(Node *node) {
   const ValueFacts &condition =
       requireStatic(node->input(0), node, "prim::If condition");
-  Block *taken = node->blocks()[condition.value->toBool() ? 0 : 1];
+  bool takesThen = condition.value->toBool();
+  Block *taken = node->blocks()[takesThen ? 0 : 1];
+  // Dropping a branch that only raises (`if x.size(0) == 1: raise`) keeps
+  // the computation valid for other sizes; anything else specializes it.
+  if (!alwaysRaises(node->blocks()[takesThen ? 1 : 0]))
+    noteShapeDecision(condition, node, "prim::If condition");
   std::vector<Value *> outputs;
   Node *first = inlineBlock(taken, node, {}, outputs);
   for (size_t i = 0; i < outputs.size(); ++i)
@@ -213,21 +238,24 @@ Node *GraphSpecializer::stepLoop(Node *node) {
   auto it = loops.find(node);
   if (it == loops.end()) {
     LoopState state;
-    state.tripCount =
-        requireStatic(node->input(0), node, "prim::Loop trip count")
-            .value->toInt();
-    state.condition =
-        requireStatic(node->input(1), node, "prim::Loop condition")
-            .value->toBool();
+    const ValueFacts &tripCount =
+        requireStatic(node->input(0), node, "prim::Loop trip count");
+    noteShapeDecision(tripCount, node, "prim::Loop trip count");
+    state.tripCount = tripCount.value->toInt();
+    const ValueFacts &condition =
+        requireStatic(node->input(1), node, "prim::Loop condition");
+    noteShapeDecision(condition, node, "prim::Loop condition");
+    state.condition = condition.value->toBool();
     for (Value *input : node->inputs().slice(2))
       state.carried.push_back(input);
     it = loops.emplace(node, std::move(state)).first;
   } else {
     LoopState &state = it->second;
     ++state.iteration;
-    state.condition =
-        requireStatic(state.nextCondition, node, "prim::Loop condition")
-            .value->toBool();
+    const ValueFacts &condition =
+        requireStatic(state.nextCondition, node, "prim::Loop condition");
+    noteShapeDecision(condition, node, "prim::Loop condition");
+    state.condition = condition.value->toBool();
   }
   LoopState &state = it->second;
   if (state.condition && state.iteration < state.tripCount) {
@@ -323,6 +351,7 @@ SpecializedGraph GraphSpecializer::run() {
   result.graph = graph;
   result.tensorFacts = std::move(evaluator.tensorFacts());
   result.assumptions = std::move(assumptions);
+  result.shapeAssumptions = std::move(shapeAssumptions);
   return result;
 }
 

@@ -18,6 +18,7 @@
 
 #include "memopt/Conversion/TorchScriptImport.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Location.h"
 
@@ -84,6 +85,11 @@ struct ValueFacts {
   bool isStatic = false;
   /// Module attributes (`bn1.training`) a static value was derived from.
   std::set<std::string> attributeDeps;
+  /// A static scalar derived from tensor sizes (`x.size(0)`, `x.numel()`),
+  /// not only from ranks and dtypes (`x.dim()`, `len(x.size())`).
+  bool sizeDependent = false;
+  /// The list `x.size()` itself: its length is the rank.
+  bool isSizeList = false;
 };
 
 /// Static shape and dtype of a tensor.
@@ -99,6 +105,10 @@ struct SpecializedGraph {
   std::unordered_map<const torch::jit::Value *, TensorFacts> tensorFacts;
   /// Module attribute values control flow was folded on (path -> value).
   std::map<std::string, c10::IValue> assumptions;
+  /// Control flow folded on tensor sizes, one description per decision
+  /// ("prim::If condition at features.3 (model.py:42)"). Decisions whose
+  /// other branch only raises (input checks) are not listed.
+  std::vector<std::string> shapeAssumptions;
 };
 
 /// Folds control flow and (with specs) runs each node once. Throws
@@ -158,6 +168,10 @@ Location locationOf(const torch::jit::Node *node, MLIRContext *context);
 /// Dotted module path of the module whose code `node` came from ("" = root).
 std::string modulePathOf(const torch::jit::Node *node);
 
+/// "features.3 (model.py:42)", "model.py:42", "features.3" or "": where a
+/// node is, as describeLocation prints it.
+std::string describeNode(const torch::jit::Node *node);
+
 /// The MLIR type of a TorchScript value (facts refine tensors).
 Type importType(const c10::TypePtr &type, const TensorFacts *facts,
                 MLIRContext *context);
@@ -168,10 +182,12 @@ std::optional<c10::ScalarType> parseDType(llvm::StringRef name);
 /// be a constant argument (tensors, objects...).
 Attribute importConstant(const c10::IValue &value, MLIRContext *context);
 
-/// Emits `func.func @<method>` for a specialized graph into `module`.
-void importGraph(const torch::jit::Module &torchModule,
-                 const SpecializedGraph &graph, const std::string &method,
-                 ModuleOp module);
+/// Emits `func.func @<name>` for a specialized graph into `module`, with
+/// `memopt.assumes` / `memopt.shape_assumes` when control flow was folded on
+/// attributes / tensor sizes.
+func::FuncOp importGraph(const torch::jit::Module &torchModule,
+                         const SpecializedGraph &graph, const std::string &name,
+                         ModuleOp module);
 
 } // namespace mlir::memopt::detail
 

@@ -27,6 +27,18 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
       llvm::cl::desc("--import-torchscript: method to import (default: "
                      "forward); repeat for several"),
       llvm::cl::value_desc("name"));
+  static llvm::cl::list<std::string> signatureSpecs(
+      "signature",
+      llvm::cl::desc("--import-torchscript: one input signature, "
+                     "spec,spec,...[;count=N][;budget=S][;passthrough]; "
+                     "repeat for several (functions @<method>_s<i>)"),
+      llvm::cl::value_desc("signature"));
+  static llvm::cl::opt<std::string> signaturesFile(
+      "signatures-file",
+      llvm::cl::desc("--import-torchscript: JSON file of recorded input "
+                     "signatures (python/memopt/recorder.py); --signature "
+                     "options add to it"),
+      llvm::cl::value_desc("path"));
   static TranslateToMLIRRegistration registration(
       "import-torchscript", "import a TorchScript .pt into the memopt dialect",
       [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
@@ -45,6 +57,24 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
           }
           options.inputs.push_back(*spec);
         }
+        if (!signaturesFile.empty()) {
+          std::string error;
+          auto recorded = readSignatureFile(signaturesFile, error);
+          if (failed(recorded)) {
+            emitError(UnknownLoc::get(context)) << error;
+            return nullptr;
+          }
+          options.signatures = std::move(*recorded);
+        }
+        for (const std::string &text : signatureSpecs) {
+          std::string error;
+          FailureOr<InputSignature> signature = parseSignatureSpec(text, error);
+          if (failed(signature)) {
+            emitError(UnknownLoc::get(context)) << error;
+            return nullptr;
+          }
+          options.signatures.push_back(std::move(*signature));
+        }
         if (!methods.empty())
           options.methods.assign(methods.begin(), methods.end());
         const llvm::MemoryBuffer *buffer =
@@ -61,7 +91,8 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
 /// Options of memopt-translate that take their value as the next argument.
 static bool takesSeparateValue(llvm::StringRef arg) {
   arg = arg.ltrim('-');
-  return arg == "o" || arg == "input-shape" || arg == "method";
+  return arg == "o" || arg == "input-shape" || arg == "method" ||
+         arg == "signature" || arg == "signatures-file";
 }
 
 bool mlir::memopt::reportUnreadableImportInput(int argc, char **argv) {

@@ -1,5 +1,4 @@
-//===- InputSpec.cpp - Parse `x:8x3x224x224[:f32]` input specs
-//-------------===//
+//===- InputSpec.cpp - `x:8x3x224x224[:f32]` specs and signatures ---------===//
 #include "memopt/Conversion/TorchScriptImport.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -61,4 +60,73 @@ llvm::FailureOr<InputSpec> mlir::memopt::parseInputSpec(llvm::StringRef text,
     spec.dtype = dtype.str();
   }
   return spec;
+}
+
+llvm::FailureOr<InputSignature>
+mlir::memopt::parseSignatureSpec(llvm::StringRef text, std::string &error) {
+  auto fail = [&](const llvm::Twine &why) {
+    error = ("invalid signature '" + text + "': " + why +
+             " (expected spec,spec,...[;count=N][;budget=S][;passthrough], "
+             "e.g. x:8x3x224x224;count=37)")
+                .str();
+    return llvm::failure();
+  };
+  llvm::SmallVector<llvm::StringRef> fields;
+  text.split(fields, ';');
+  InputSignature signature;
+  llvm::StringRef specs = fields.front().trim();
+  if (specs.empty())
+    return fail("no input spec");
+  llvm::SmallVector<llvm::StringRef> parts;
+  specs.split(parts, ',');
+  for (llvm::StringRef part : parts) {
+    std::string specError;
+    llvm::FailureOr<InputSpec> spec = parseInputSpec(part.trim(), specError);
+    if (failed(spec)) {
+      error = "in signature '" + text.str() + "': " + specError;
+      return llvm::failure();
+    }
+    signature.inputs.push_back(std::move(*spec));
+  }
+  bool seenCount = false, seenBudget = false;
+  for (llvm::StringRef field : llvm::ArrayRef(fields).drop_front()) {
+    auto [key, value] = field.split('=');
+    key = key.trim();
+    value = value.trim();
+    if (key == "count") {
+      if (seenCount)
+        return fail("'count' is given twice");
+      seenCount = true;
+      if (value.empty() || !llvm::all_of(value, llvm::isDigit) ||
+          value.getAsInteger(10, signature.count))
+        return fail("count '" + value + "' is not a non-negative integer");
+    } else if (key == "budget") {
+      if (seenBudget)
+        return fail("'budget' is given twice");
+      seenBudget = true;
+      if (value.empty())
+        return fail("the budget is empty");
+      signature.budget = value.str();
+    } else if (key == "passthrough" && !field.contains('=')) {
+      signature.passthrough = true;
+    } else {
+      return fail("unknown setting '" + field.trim() + "'");
+    }
+  }
+  return signature;
+}
+
+std::string mlir::memopt::describeSignature(llvm::ArrayRef<InputSpec> inputs) {
+  std::string text;
+  for (const InputSpec &spec : inputs) {
+    if (!text.empty())
+      text += ", ";
+    text += spec.name + ": ";
+    if (spec.shape.empty())
+      text += "scalar";
+    for (auto [index, size] : llvm::enumerate(spec.shape))
+      text += (index ? "x" : "") + std::to_string(size);
+    text += " " + spec.dtype;
+  }
+  return text;
 }

@@ -37,8 +37,6 @@ std::string mlir::memopt::detail::modulePathOf(const torch::jit::Node *node) {
 }
 
 /// File, line and column of a source range, preferring the Python source the
-/// serialized code was generated from.
-/// File, line and column of a source range, preferring the Python source the
 /// serialized code was generated from. That mapping is unpickled lazily from
 /// the archive's debug info; when it is damaged, the serialized code's own
 /// line is still a location.
@@ -65,4 +63,22 @@ Location mlir::memopt::detail::locationOf(const torch::jit::Node *node,
   if (!path.empty())
     location = NameLoc::get(StringAttr::get(context, path), location);
   return location;
+}
+
+std::string mlir::memopt::detail::describeNode(const torch::jit::Node *node) {
+  std::string site;
+  if (auto where = sourceLineOf(node->sourceRange())) {
+    auto [file, line, column] = *where;
+    (void)column;
+    if (!file.empty()) {
+      llvm::StringRef name(file);
+      site = name.rsplit('/').second.empty() ? file
+                                             : name.rsplit('/').second.str();
+      site += ":" + std::to_string(line);
+    }
+  }
+  std::string path = modulePathOf(node);
+  if (path.empty())
+    return site;
+  return site.empty() ? path : path + " (" + site + ")";
 }

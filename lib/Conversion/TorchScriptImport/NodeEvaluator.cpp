@@ -70,6 +70,23 @@ static bool isShapeQuery(const Node *node) {
   return queries.count(node->kind().toQualString()) != 0;
 }
 
+/// Shape queries whose results depend on sizes, not only on ranks, dtypes or
+/// devices (contiguity depends on strides, hence on sizes).
+static bool isSizeQuery(const Node *node) {
+  static const std::set<std::string> queries = {
+      "aten::size",  "aten::sym_size",  "prim::shape",
+      "aten::numel", "aten::sym_numel", "aten::is_contiguous"};
+  return queries.count(node->kind().toQualString()) != 0;
+}
+
+/// `x.size()` / `x.shape`: the whole size list of one tensor.
+static bool isSizeListQuery(const Node *node) {
+  static const std::set<std::string> queries = {"aten::size", "prim::shape",
+                                                 "aten::sym_size"};
+  return queries.count(node->kind().toQualString()) != 0 &&
+         node->inputs().size() == 1;
+}
+
 /// Ops whose result shape depends on tensor data.
 static bool hasDataDependentShape(const Node *node) {
   static const std::set<std::string> ops = {
@@ -193,15 +210,23 @@ void NodeEvaluator::evaluate(Node *node) {
     return evaluateGetAttr(node);
 
   bool inputsKnown = true, inputsStatic = true, anyTensorInput = false;
+  bool sizeDependent = isSizeQuery(node);
   std::set<std::string> deps;
   for (tj::Value *input : node->inputs()) {
     const ValueFacts *f = lookup(input);
     inputsKnown &= f && f->value.has_value();
     inputsStatic &= f && f->isStatic;
     anyTensorInput |= holdsTensorData(input->type());
-    if (f)
+    if (f) {
       deps.insert(f->attributeDeps.begin(), f->attributeDeps.end());
+      sizeDependent |= f->sizeDependent;
+    }
   }
+  // len(x.size()) is the rank: the same for every shape of that rank.
+  if (node->kind() == c10::aten::len && node->inputs().size() == 1)
+    if (const ValueFacts *list = lookup(node->input(0));
+        list && list->isSizeList)
+      sizeDependent = false;
   bool nondeterministic = false, sideEffects = false;
   if (node->maybeSchema() || node->kind().is_prim()) {
     nondeterministic = node->isNondeterministic();
@@ -233,8 +258,11 @@ void NodeEvaluator::evaluate(Node *node) {
                      : shapesStatic && (executeTensors || !producesTensor);
     // Only scalar results carry attribute dependencies: control flow is
     // decided on scalars, and tensor values are never folded.
-    if (f.isStatic && isScalar)
+    if (f.isStatic && isScalar) {
       f.attributeDeps = deps;
+      f.sizeDependent = sizeDependent;
+      f.isSizeList = isSizeListQuery(node);
+    }
     recordTensorFacts(output);
   }
   // An in-place update of a list (append) makes it as static as the update.

@@ -223,7 +223,9 @@ void GraphImporter::importOperator(Node *node) {
   auto op = builder.create<TorchOp>(locationOf(node, context), resultTypes,
                                     node->kind().toQualString(), operands,
                                     builder.getArrayAttr(args), StringAttr(),
-                                    DenseI64ArrayAttr(), DenseI64ArrayAttr());
+                                    DenseI64ArrayAttr(), DenseI64ArrayAttr(),
+                                    /*nondeterministic=*/false, /*side_effects=*/false,
+                                    CompressPolicyAttr());
   setFlags(node, operandOfInput, op);
   for (size_t i = 0; i < node->outputs().size(); ++i)
     values[node->output(i)] = op.getResult(i);
@@ -281,20 +283,27 @@ func::FuncOp GraphImporter::run(const std::string &name, ModuleOp parent) {
   return func;
 }
 
-void mlir::memopt::detail::importGraph(const torch::jit::Module &torchModule,
-                                       const SpecializedGraph &graph,
-                                       const std::string &method,
-                                       ModuleOp module) {
+func::FuncOp mlir::memopt::detail::importGraph(
+    const torch::jit::Module &torchModule, const SpecializedGraph &graph,
+    const std::string &name, ModuleOp module) {
   GraphImporter importer(torchModule, graph, module);
-  func::FuncOp func = importer.run(method, module);
-  if (graph.assumptions.empty())
-    return;
+  func::FuncOp func = importer.run(name, module);
+  MLIRContext *context = module.getContext();
   // Control flow was folded on these attribute values: the function is
   // valid only while they hold (e.g. `bn1.training = true`).
-  SmallVector<NamedAttribute> assumed;
-  for (const auto &[path, value] : graph.assumptions)
-    if (Attribute attr = importConstant(value, module.getContext()))
-      assumed.emplace_back(StringAttr::get(module.getContext(), path), attr);
-  func->setAttr("memopt.assumes",
-                DictionaryAttr::get(module.getContext(), assumed));
+  if (!graph.assumptions.empty()) {
+    SmallVector<NamedAttribute> assumed;
+    for (const auto &[path, value] : graph.assumptions)
+      if (Attribute attr = importConstant(value, context))
+        assumed.emplace_back(StringAttr::get(context, path), attr);
+    func->setAttr(kAssumesAttrName, DictionaryAttr::get(context, assumed));
+  }
+  // ... and on these tensor sizes: valid only for the given input shapes.
+  if (!graph.shapeAssumptions.empty()) {
+    SmallVector<Attribute> decisions;
+    for (const std::string &decision : graph.shapeAssumptions)
+      decisions.push_back(StringAttr::get(context, decision));
+    func->setAttr(kShapeAssumesAttrName, ArrayAttr::get(context, decisions));
+  }
+  return func;
 }

@@ -68,21 +68,84 @@ static std::string absolutePath(llvm::StringRef path) {
   return std::string(absolute);
 }
 
+/// Sets the per-signature function attributes (docs/importer.md).
+static void annotateSignature(func::FuncOp func, const InputSignature &signature,
+                              size_t index, bool several) {
+  MLIRContext *context = func.getContext();
+  Builder builder(context);
+  if (several)
+    func->setAttr(kSignatureAttrName,
+                  builder.getDictionaryAttr(
+                      {builder.getNamedAttr(
+                           "index", builder.getI64IntegerAttr(index)),
+                       builder.getNamedAttr(
+                           "count", builder.getI64IntegerAttr(signature.count))}));
+  if (!signature.budget.empty())
+    func->setAttr(kBudgetAttrName, builder.getStringAttr(signature.budget));
+  if (signature.passthrough)
+    func->setAttr(kPassthroughAttrName, builder.getUnitAttr());
+}
+
+/// Checks the options before anything is loaded; emits one error.
+static LogicalResult checkOptions(const ImportOptions &options,
+                                  MLIRContext *context) {
+  Location unknown = UnknownLoc::get(context);
+  if (!options.inputs.empty() && !options.signatures.empty())
+    return emitError(unknown)
+           << "give input shapes either as one set of input specs or as "
+              "signatures, not both";
+  auto checkDTypes = [&](ArrayRef<InputSpec> specs) -> LogicalResult {
+    for (const InputSpec &spec : specs)
+      if (!parseDType(spec.dtype))
+        return emitError(unknown) << "input spec '" << spec.name
+                                  << "' has unknown dtype '" << spec.dtype
+                                  << "'";
+    return success();
+  };
+  if (failed(checkDTypes(options.inputs)))
+    return failure();
+  bool several = options.signatures.size() > 1;
+  for (auto [index, signature] : llvm::enumerate(options.signatures)) {
+    if (failed(checkDTypes(signature.inputs)))
+      return failure();
+    if (signature.count < 0)
+      return emitError(unknown) << "signature #" << index
+                                << " has a negative count";
+    if (several && signature.inputs.empty())
+      return emitError(unknown)
+             << "signature #" << index
+             << " has no input specs; several signatures need shapes";
+    for (size_t earlier = 0; earlier < index; ++earlier) {
+      const InputSignature &other = options.signatures[earlier];
+      bool same = other.inputs.size() == signature.inputs.size();
+      for (size_t i = 0; same && i < other.inputs.size(); ++i)
+        same = other.inputs[i].name == signature.inputs[i].name &&
+               other.inputs[i].shape == signature.inputs[i].shape &&
+               other.inputs[i].dtype == signature.inputs[i].dtype;
+      if (same)
+        return emitError(unknown)
+               << "signature #" << index << " (" << describeSignature(
+                                                        signature.inputs)
+               << ") repeats signature #" << earlier;
+    }
+  }
+  if (options.methods.empty())
+    return emitError(unknown) << "no method to import";
+  return success();
+}
+
 OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
     llvm::StringRef bytes, llvm::StringRef sourcePath,
     const ImportOptions &options, MLIRContext *context) {
   context->loadDialect<MemoptDialect, func::FuncDialect>();
   Location unknown = UnknownLoc::get(context);
-  for (const InputSpec &spec : options.inputs)
-    if (!parseDType(spec.dtype)) {
-      emitError(unknown) << "input spec '" << spec.name
-                         << "' has unknown dtype '" << spec.dtype << "'";
-      return nullptr;
-    }
-  if (options.methods.empty()) {
-    emitError(unknown) << "no method to import";
+  if (failed(checkOptions(options, context)))
     return nullptr;
-  }
+  // Plain input specs are one signature without settings.
+  std::vector<InputSignature> signatures = options.signatures;
+  if (signatures.empty())
+    signatures.push_back(InputSignature{options.inputs, 1, "", false});
+  bool several = signatures.size() > 1;
 
   ThrowingNewHandler throwOnOutOfMemory;
   compat::CollectingWarningHandler warnings;
@@ -98,10 +161,25 @@ OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
     (*module)->setAttr("memopt.source",
                        StringAttr::get(context, absolutePath(sourcePath)));
     for (const std::string &method : options.methods) {
-      graph = prepareMethodGraph(*torchModule, method);
-      SpecializedGraph specialized =
-          specializeGraph(*torchModule, graph, options.inputs);
-      importGraph(*torchModule, specialized, method, *module);
+      for (auto [index, signature] : llvm::enumerate(signatures)) {
+        graph = prepareMethodGraph(*torchModule, method);
+        std::optional<SpecializedGraph> specialized;
+        try {
+          specialized = specializeGraph(*torchModule, graph, signature.inputs);
+        } catch (const ImportError &error) {
+          if (!several)
+            throw;
+          throw ImportError("signature #" + std::to_string(index) + " (" +
+                                describeSignature(signature.inputs) +
+                                "): " + error.what(),
+                            error.node);
+        }
+        std::string funcName =
+            several ? method + "_s" + std::to_string(index) : method;
+        func::FuncOp func =
+            importGraph(*torchModule, *specialized, funcName, *module);
+        annotateSignature(func, signature, index, several);
+      }
     }
     if (failed(verifyImported(*module)))
       return nullptr;

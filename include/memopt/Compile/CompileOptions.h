@@ -1,0 +1,104 @@
+//===- CompileOptions.h - what memopt-compile was asked to do ---*- C++ -*-===//
+//
+// The options of the one-shot compile (import -> planning pipeline -> export),
+// as plain data so that other drivers (tests, Python bindings) can fill them
+// without llvm::cl. Strings are kept as the user wrote them; validate() turns
+// every mistake into one line before any work is done.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_COMPILE_COMPILEOPTIONS_H
+#define MEMOPT_COMPILE_COMPILEOPTIONS_H
+
+#include "memopt/Compile/Budget.h"
+#include "memopt/Conversion/TorchScriptImport.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/LogicalResult.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::memopt {
+
+/// Name of the registered planning pipeline memopt-compile runs.
+inline constexpr llvm::StringLiteral kPlanningPipelineName = "memopt-pipeline";
+/// The pass that turns per-signature functions into a dispatching @forward.
+inline constexpr llvm::StringLiteral kSpecializePassName =
+    "memopt-specialize-signatures";
+
+/// `x:8x3x32x32,y:8:i64`: the specs of one signature in `--spec` syntax.
+std::string formatSignature(llvm::ArrayRef<InputSpec> inputs);
+
+struct CompileOptions {
+  std::string inputPath;
+  /// The compiled `.pt` ("-": stdout; empty: none, allowed with analyzeOnly
+  /// or when a report or the IR is written: a plan without a model).
+  std::string outputPath;
+
+  /// --input-shape: together, one signature.
+  std::vector<std::string> inputShapes;
+  /// --spec: one signature each, in memopt-translate's `--signature`
+  /// syntax (parseSignatureSpec): `x:8x3x32x32,y:8:i64[;count=N][;budget=S]`.
+  std::vector<std::string> specs;
+  /// --passthrough-spec: signatures compiled without planning.
+  std::vector<std::string> passthroughSpecs;
+  /// --signatures: a recorded-signatures JSON file.
+  std::string signaturesFile;
+  bool strictSignatures = false;
+  std::string fallback = "generic"; // generic | original
+
+  std::string budget;               // empty: none
+  std::string prefer = "balanced";  // speed | balanced | memory
+  std::string device = "cpu";       // cpu | cuda
+  std::vector<std::string> checkpoint;
+  std::vector<std::string> noCheckpoint;
+  std::vector<std::string> assumeBinary;
+  bool allowOverBudget = false;
+  /// Advanced: a textual pass pipeline run instead of the one
+  /// buildPipeline() makes (e.g. `builtin.module(func.func(
+  /// memopt-insert-checkpoints{budget=50%}))`).
+  std::string passPipeline;
+
+  bool analyzeOnly = false;
+  std::string reportPath;           // JSON report ("-": stdout)
+  std::string emitMlirPath;         // IR after the pipeline ("-": stdout)
+  bool timeline = false;            // print per-op live bytes
+
+  /// The command line as typed, recorded in the report.
+  std::string commandLine;
+};
+
+/// Checks everything that needs no model: option values, spec syntax, the
+/// budget, that outputs can be written. Returns the parsed budget (if any)
+/// in `budget`. On failure sets `error` to a one-line message.
+llvm::LogicalResult validateCompileOptions(const CompileOptions &options,
+                                           std::optional<Budget> &budget,
+                                           std::string &error);
+
+/// Every signature to compile: --input-shape (together one), each --spec,
+/// each --passthrough-spec, then the --signatures file's, in that order.
+/// Reads the file; on failure sets `error` to a one-line message.
+llvm::FailureOr<std::vector<InputSignature>>
+collectSignatures(const CompileOptions &options, std::string &error);
+
+/// The pass pipeline memopt-compile runs on the imported module:
+/// `memopt-pipeline{budget=... prefer=... ...}` when `plan` (`budget` as the
+/// user wrote it, empty lists left out), then
+/// `memopt-specialize-signatures{fallback=generic|original|none}` when
+/// `specialize` (several signatures; --strict-signatures is `none`).
+/// Empty when neither is asked.
+std::string buildPipeline(const CompileOptions &options, bool specialize,
+                          bool plan);
+
+/// Checks that `path` can be created or overwritten without touching it
+/// ("-" always can). On failure sets `error`: "cannot write 'p': ...".
+llvm::LogicalResult checkWritable(llvm::StringRef path, std::string &error);
+
+/// Joins argv with shell quoting where needed.
+std::string joinCommandLine(int argc, char **argv);
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_COMPILE_COMPILEOPTIONS_H

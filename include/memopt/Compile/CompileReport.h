@@ -1,0 +1,143 @@
+//===- CompileReport.h - what memopt-compile predicted and planned -*- C++ -*-=//
+//
+// The report of one compile: per input signature, the predicted baseline
+// (TrainingMemoryModel on the imported IR), the planned peak (the same model
+// after the planning pipeline), the plan's decisions (checkpoint regions,
+// compressed and offloaded tensors, recompute overhead) and timings. Written
+// as JSON (docs/compile.md gives the schema) and as a short text summary.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_COMPILE_COMPILEREPORT_H
+#define MEMOPT_COMPILE_COMPILEREPORT_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::memopt {
+
+/// Version of the JSON schema (docs/compile.md).
+inline constexpr int kCompileReportVersion = 1;
+
+/// One TrainingMemoryModel prediction.
+struct MemoryPrediction {
+  int64_t peakBytes = 0;
+  int64_t residentBytes = 0;
+  int64_t endOfForwardBytes = 0;
+  /// Where the peak is reached.
+  std::string peakOp, peakModulePath, peakPhase;
+  /// Bytes saved for backward per module path, largest first (at most 10).
+  std::vector<std::pair<std::string, int64_t>> savedByModule;
+};
+
+struct RegionReport {
+  std::string label;
+  /// Module paths of the recomputed ops (outermost first, no path twice).
+  std::vector<std::string> modulePaths;
+  int64_t savedBytesAvoided = 0;
+  std::string reason;
+  /// Per region input: keep, compress:<kind>, offload:<kind>.
+  std::vector<std::string> inputPolicies;
+  int64_t numOps = 0;
+};
+
+struct CompressedReport {
+  std::string what;   // the tensor's producer, "layer1.0.act (aten::relu)"
+  std::string usedBy; // "region layer2" or "conv2 (aten::conv2d)"
+  std::string kind;  // bit, bool, uint8, sparse
+  std::string via;   // checkpoint-input, saved-input, compress-op
+  int64_t bytesFull = 0, bytesPacked = 0;
+};
+
+struct OffloadedReport {
+  std::string what;
+  std::string usedBy;
+  std::string kind;  // host, unified
+  std::string via;   // checkpoint-input, offload-op
+  int64_t bytes = 0;
+};
+
+struct UnknownOpReport {
+  std::string op, where;
+};
+
+/// Everything about one compiled signature (one func.func).
+struct SignatureReport {
+  std::string function;   // name of the func.func
+  std::string signature;  // --spec syntax, e.g. x:8x3x32x32
+  std::vector<std::string> inputNames;
+  int64_t count = 0;
+  bool passthrough = false;
+
+  MemoryPrediction baseline;
+  std::optional<MemoryPrediction> planned;
+  std::optional<int64_t> budgetBytes;
+  std::optional<bool> feasible;
+  std::optional<int64_t> minReachablePeakBytes;
+  /// The planner's own prediction (memopt.plan), next to our re-analysis.
+  std::optional<int64_t> plannerPeakBytes;
+  std::string preference;
+  double recomputeSeconds = 0, stepSeconds = 0;
+
+  std::vector<RegionReport> regions;
+  std::vector<CompressedReport> compressed;
+  std::vector<OffloadedReport> offloaded;
+  std::vector<UnknownOpReport> unknownOps;
+
+  double recomputeOverhead() const {
+    return stepSeconds > 0 ? recomputeSeconds / stepSeconds : 0.0;
+  }
+};
+
+struct CompileTimings {
+  double importSeconds = 0, planSeconds = 0, exportSeconds = 0,
+         totalSeconds = 0;
+};
+
+struct CompileReport {
+  std::string model, output, command;
+  bool analyzeOnly = false;
+  /// The options that shaped the plan.
+  std::string budget, prefer, device, fallback;
+  std::vector<std::string> checkpoint, noCheckpoint, assumeBinary;
+  bool allowOverBudget = false, strictSignatures = false;
+  /// Signatures in compile order; more than one for multi-signature compiles.
+  std::vector<SignatureReport> signatures;
+  CompileTimings timings;
+
+  /// The most frequent signature (the first among equals): its blocks are
+  /// the report's top-level ones.
+  const SignatureReport *primary() const;
+  /// The JSON report (docs/compile.md), keys in schema order.
+  void writeJSON(llvm::raw_ostream &os) const;
+  llvm::json::Value toJSON() const;
+  /// The human summary (stderr), ending with a recommendation line.
+  void printSummary(llvm::raw_ostream &os) const;
+};
+
+/// Predicts one training step of `func` (see TrainingMemoryModel); fills
+/// `unknownOps` with the ops the saved-tensor table does not know.
+MemoryPrediction predictMemory(func::FuncOp func,
+                               std::vector<UnknownOpReport> *unknownOps =
+                                   nullptr);
+
+/// Reads what the planning pipeline left on `func` (memopt.plan, checkpoint
+/// regions, compress/offload policies) and predicts its planned peak.
+void collectPlan(func::FuncOp func, SignatureReport &report);
+
+/// Prints the per-op live-bytes timeline of `func` (`-v/--timeline`).
+void printTimeline(func::FuncOp func, llvm::StringRef title,
+                   llvm::raw_ostream &os);
+
+/// The module path of a location (its NameLoc), or "".
+std::string getModulePath(Location loc);
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_COMPILE_COMPILEREPORT_H

@@ -1,0 +1,74 @@
+//===- FunctionChain.h - a function seen as a chain of segments -*- C++ -*-===//
+//
+// Cuts the body of an imported function into the chain the planner works on.
+// A cut is a position between two top-level ops; the tensors crossing it are
+// the activations defined before and used after it. Parameters, buffers,
+// attributes and whatever is computed from them alone ("free" values) cross
+// cuts at no cost: outlining clones them into a region. A cut is valid when
+// only tensors cross it (a list under construction cannot enter a region),
+// so residual adds and concatenations simply give cuts with several crossing
+// tensors, and the unrolled time steps of a neuron loop give cuts between
+// steps.
+//
+// Each segment (ops between consecutive cuts) is described for the chain
+// planner from the training-memory model (what its ops save), the cost model
+// (how long recomputing it takes) and the binary-value analysis (whether its
+// input packs to a bit per value).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_PLANNING_FUNCTIONCHAIN_H
+#define MEMOPT_PLANNING_FUNCTIONCHAIN_H
+
+#include "memopt/Planning/ChainPlanner.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::memopt {
+
+class BinaryValueAnalysis;
+class CostModel;
+class TrainingMemoryModel;
+
+/// True for values a region can rebuild by cloning their defining ops:
+/// parameters, buffers, attributes and functional ops of such values.
+bool isFreeValue(Value value);
+
+/// The module path an op belongs to (from its NameLoc), or "".
+std::string getModulePath(Operation *op);
+
+/// The module that contains all of `ops` ("layer1.0"), or "first..last"
+/// when they share none.
+std::string getRegionLabel(ArrayRef<Operation *> ops);
+
+struct FunctionChain {
+  std::vector<ChainSegment> segments;
+  /// Top-level ops of each segment, in order.
+  std::vector<std::vector<Operation *>> ops;
+  /// Tensors crossing the cut before each segment.
+  std::vector<SmallVector<Value>> crossing;
+  /// Modelled forward + backward time of the whole step, in seconds.
+  double stepSeconds = 0;
+};
+
+struct FunctionChainOptions {
+  std::vector<std::string> forceCheckpoint; // module paths
+  std::vector<std::string> forbidCheckpoint;
+  /// Adjacent segments are merged until at most this many remain.
+  unsigned maxSegments = 96;
+};
+
+/// Builds the chain of `func`. Fails (with a diagnostic) when a path in
+/// `options` names no op of the function.
+FailureOr<FunctionChain> buildFunctionChain(func::FuncOp func,
+                                            const TrainingMemoryModel &memory,
+                                            const CostModel &cost,
+                                            const BinaryValueAnalysis &binary,
+                                            const FunctionChainOptions &options);
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_PLANNING_FUNCTIONCHAIN_H

@@ -1,0 +1,25 @@
+//===- RegionOutlining.h - move ops into a checkpoint region ----*- C++ -*-===//
+#ifndef MEMOPT_PLANNING_REGIONOUTLINING_H
+#define MEMOPT_PLANNING_REGIONOUTLINING_H
+
+#include "memopt/Dialect/MemoptOps.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::memopt {
+
+/// Moves `ops` (consecutive top-level ops of one block, in order) into a new
+/// `memopt.checkpoint` labelled `label`, placed where the first one was.
+/// Values from outside become region inputs, with the save policy
+/// `policyFor(value)` returns; free values (parameters, buffers, attributes
+/// and what is computed from them alone) are cloned into the body instead,
+/// and free ops among `ops` stay outside for their other users. Values used
+/// after the region become its results. Fails with a diagnostic when a
+/// non-tensor value would have to leave the region.
+FailureOr<CheckpointOp>
+outlineCheckpointRegion(ArrayRef<Operation *> ops, StringRef label,
+                        llvm::function_ref<Attribute(Value)> policyFor);
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_PLANNING_REGIONOUTLINING_H

@@ -1,0 +1,269 @@
+//===- KernelWorkspace.cpp - transient buffers of CPU kernels -------------===//
+//
+// PyTorch 1.13 picks the CPU convolution kernel in
+// aten/src/ATen/native/Convolution.cpp (`use_mkldnn`): oneDNN for float32
+// unless the convolution is a 1x1, unstrided, undilated one on a batch under
+// 16 with one intra-op thread (then `_slow_conv2d`, which for a 1x1 kernel
+// needs no buffer), or a tiny single-image one. oneDNN (2.6, AVX2 here)
+// computes in blocked layouts with 16 channels per block, so around each
+// call the ideep glue allocates, in this order (measured):
+//
+//   forward           +src +wei +dst  -wei -src  +out -dst
+//   backward data     +gy  +wei +gx'  -wei -gy   +gx  -gx'
+//   backward weights  +gy  +src +gw' [+gb'] -src -gy [+gb] +gw -gw' [-gb']
+//
+// where primed buffers are blocked copies (channels padded to 16), `src` is
+// reordered only when a group has 16 input channels or more (fewer: the
+// "flat" first-layer kernel reads plain NCHW), and in the weight pass only
+// from 4 channels on (padded to 8 below 16). Depthwise convolutions pad the
+// channels to 16 as well; with a kernel other than 3x3 their weight pass
+// uses a reference kernel with one output-gradient-sized buffer instead.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelWorkspace.h"
+#include "memopt/Analysis/TensorBytes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+namespace {
+struct ConvGeometry {
+  int64_t n = 1, cin = 1, h = 1, w = 1, cout = 1, oh = 1, ow = 1, kh = 1,
+          kw = 1, groups = 1, elementBytes = 4;
+  bool strided = false, dilated = false, padded = false, isFloat32 = false;
+};
+} // namespace
+
+static int64_t roundUp(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+/// The static tensor type of argument `pos` (an operand), or null.
+static RankedTensorType getArgTensorType(TorchOp op, unsigned pos) {
+  if (pos >= op.getArgs().size())
+    return {};
+  auto ref = dyn_cast<OperandRefAttr>(op.getArgs()[pos]);
+  if (!ref)
+    return {};
+  auto type = dyn_cast<RankedTensorType>(op->getOperand(ref.getIndex()).getType());
+  return type && type.hasStaticShape() ? type : RankedTensorType();
+}
+
+/// The integers of a constant int or int-list argument; nullopt when the
+/// argument is not a constant.
+static std::optional<SmallVector<int64_t>> getIntList(TorchOp op,
+                                                      unsigned pos) {
+  if (pos >= op.getArgs().size())
+    return std::nullopt;
+  Attribute attr = op.getArgs()[pos];
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return SmallVector<int64_t>{i.getInt()};
+  auto list = dyn_cast<ArrayAttr>(attr);
+  if (!list)
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (Attribute e : list) {
+    auto i = dyn_cast<IntegerAttr>(e);
+    if (!i)
+      return std::nullopt;
+    values.push_back(i.getInt());
+  }
+  return values;
+}
+
+static bool anyNot(const std::optional<SmallVector<int64_t>> &values,
+                   int64_t expected) {
+  if (!values)
+    return true; // unknown: assume the general case
+  return llvm::any_of(*values, [&](int64_t v) { return v != expected; });
+}
+
+/// Shapes and arguments of a 1-d or 2-d (not transposed) convolution.
+static std::optional<ConvGeometry> getConvGeometry(TorchOp op) {
+  StringRef name = op.getName();
+  unsigned groupsPos;
+  if (name == "aten::conv2d" || name == "aten::conv1d") {
+    groupsPos = 6;
+  } else if (name == "aten::convolution" || name == "aten::_convolution") {
+    groupsPos = 8;
+    auto transposed =
+        op.getArgs().size() > 6 ? dyn_cast<BoolAttr>(op.getArgs()[6]) : nullptr;
+    if (!transposed || transposed.getValue())
+      return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  RankedTensorType input = getArgTensorType(op, 0),
+                   weight = getArgTensorType(op, 1);
+  auto output = op->getNumResults() == 1
+                    ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                    : RankedTensorType();
+  if (!input || !weight || !output || !output.hasStaticShape() ||
+      input.getRank() != weight.getRank() || output.getRank() != input.getRank() ||
+      (input.getRank() != 3 && input.getRank() != 4))
+    return std::nullopt;
+  ConvGeometry g;
+  ArrayRef<int64_t> in = input.getShape(), wt = weight.getShape(),
+                    out = output.getShape();
+  bool is2d = input.getRank() == 4;
+  g.n = in[0];
+  g.cin = in[1];
+  g.h = is2d ? in[2] : 1;
+  g.w = in.back();
+  g.cout = out[1];
+  g.oh = is2d ? out[2] : 1;
+  g.ow = out.back();
+  g.kh = is2d ? wt[2] : 1;
+  g.kw = wt.back();
+  auto groups = getIntList(op, groupsPos);
+  g.groups = groups && groups->size() == 1 ? std::max<int64_t>(1, (*groups)[0])
+                                           : 1;
+  g.strided = anyNot(getIntList(op, 3), 1);
+  // conv2d.padding takes "same" / "valid".
+  if (auto mode = op.getArgs().size() > 4
+                      ? dyn_cast<StringAttr>(op.getArgs()[4])
+                      : nullptr)
+    g.padded = mode.getValue() != "valid";
+  else
+    g.padded = anyNot(getIntList(op, 4), 0);
+  g.dilated = anyNot(getIntList(op, 5), 1);
+  g.isFloat32 = input.getElementType().isF32();
+  g.elementBytes = getElementBytes(input.getElementType());
+  return g;
+}
+
+/// aten/src/ATen/native/Convolution.cpp, ConvParams::use_mkldnn (1.13).
+static bool usesOneDnn(const ConvGeometry &g, int threads) {
+  if (!g.isFloat32)
+    return false;
+  bool worth = g.strided || g.dilated || g.n >= 16 || g.kw != 1 ||
+               g.kh != 1 || threads > 1;
+  bool notTiny = g.groups > 1 || (g.kw > 3 && g.kh > 3) || g.n > 1 ||
+                 g.n * g.cin * g.h * g.w > 20480;
+  return worth && notTiny;
+}
+
+namespace {
+/// Bytes of the buffers in the allocation sequences of the file comment.
+struct ConvBuffers {
+  int64_t in, out, weight, bias;         // plain (what autograd sees)
+  int64_t src, dst, wei, weiData, gradW; // blocked
+  int64_t srcForWeights, gradBias;
+  bool depthwise, referenceWeights;
+};
+} // namespace
+
+static ConvBuffers getConvBuffers(const ConvGeometry &g) {
+  ConvBuffers b;
+  int64_t e = g.elementBytes, k = g.kh * g.kw;
+  int64_t icg = g.cin / g.groups, ocg = g.cout / g.groups;
+  b.in = g.n * g.cin * g.h * g.w * e;
+  b.out = g.n * g.cout * g.oh * g.ow * e;
+  b.weight = g.cout * icg * k * e;
+  b.bias = g.cout * e;
+  b.gradBias = roundUp(g.cout, 16) * e;
+  b.depthwise = g.groups > 1 && icg == 1;
+  b.referenceWeights = b.depthwise && (g.kh != 3 || g.kw != 3);
+  if (b.depthwise) {
+    int64_t c = roundUp(g.cin, 16), oc = roundUp(g.cout, 16);
+    b.src = b.srcForWeights = g.n * c * g.h * g.w * e;
+    b.dst = g.n * oc * g.oh * g.ow * e;
+    b.wei = b.weiData = b.gradW = oc * k * e;
+    return b;
+  }
+  int64_t icPad = g.groups * roundUp(icg, 16), ocPad = g.groups * roundUp(ocg, 16);
+  bool flat = icg < 16;
+  b.src = flat ? 0 : g.n * icPad * g.h * g.w * e;
+  b.dst = g.n * ocPad * g.oh * g.ow * e;
+  b.wei = ocPad * (flat ? icg : roundUp(icg, 16)) * k * e;
+  b.weiData = ocPad * roundUp(icg, 16) * k * e;
+  int64_t icWeights = icg < 4 ? icg : icg < 16 ? roundUp(icg, 8) : roundUp(icg, 16);
+  b.srcForWeights = icg < 4 ? 0 : g.n * g.groups * icWeights * g.h * g.w * e;
+  b.gradW = ocPad * icWeights * k * e;
+  return b;
+}
+
+bool mlir::memopt::isMatrixProductConvolution(TorchOp op, int threads) {
+  std::optional<ConvGeometry> g = getConvGeometry(op);
+  return g && g->isFloat32 && !usesOneDnn(*g, threads) && g->kh == 1 &&
+         g->kw == 1 && !g->strided && !g->padded && !g->dilated;
+}
+
+int64_t mlir::memopt::getContiguousCopyBytes(
+    TorchOp op, function_ref<bool(Value)> isContiguous,
+    const TrainingMemoryOptions &options) {
+  if (!options.kernelWorkspaces || op.getName() != "aten::layer_norm" ||
+      op.getArgs().empty())
+    return 0;
+  auto ref = dyn_cast<OperandRefAttr>(op.getArgs()[0]);
+  if (!ref)
+    return 0;
+  Value input = op->getOperand(ref.getIndex());
+  if (isContiguous(input))
+    return 0;
+  return std::max<int64_t>(getDeviceBytes(input.getType()), 0);
+}
+
+int64_t mlir::memopt::getForwardHighWater(TorchOp op,
+                                          const TrainingMemoryOptions &options) {
+  if (!options.kernelWorkspaces)
+    return -1;
+  std::optional<ConvGeometry> g = getConvGeometry(op);
+  if (!g)
+    return -1;
+  ConvBuffers b = getConvBuffers(*g);
+  if (!usesOneDnn(*g, options.intraOpThreads)) {
+    // _slow_conv2d: im2col columns unless the kernel is a plain 1x1.
+    bool columns = g->kh != 1 || g->kw != 1 || g->strided || g->padded ||
+                   g->dilated;
+    return b.out + (columns ? g->n * g->cin * g->kh * g->kw * g->oh * g->ow *
+                                  g->elementBytes
+                            : 0);
+  }
+  return std::max(b.src + b.wei + b.dst, b.dst + b.out);
+}
+
+int64_t mlir::memopt::getBackwardHighWater(
+    TorchOp op, bool inputGrad, bool weightGrad, bool biasGrad,
+    const TrainingMemoryOptions &options) {
+  if (!options.kernelWorkspaces)
+    return -1;
+  std::optional<ConvGeometry> g = getConvGeometry(op);
+  if (!g)
+    return -1;
+  ConvBuffers b = getConvBuffers(*g);
+  int64_t gx = inputGrad ? b.in : 0, gw = weightGrad ? b.weight : 0,
+          gb = biasGrad ? b.bias : 0;
+  if (!usesOneDnn(*g, options.intraOpThreads)) {
+    bool columns = g->kh != 1 || g->kw != 1 || g->strided || g->padded ||
+                   g->dilated;
+    return gx + gw + gb +
+           (columns ? g->n * g->cin * g->kh * g->kw * g->oh * g->ow *
+                          g->elementBytes
+                    : 0);
+  }
+  int64_t high = 0;
+  // The blocked input gradient is the size of the blocked input (or, for
+  // the flat kernel, of the input with channels padded to 16).
+  if (inputGrad) {
+    int64_t gxBlocked = b.depthwise || b.src
+                            ? b.src
+                            : g->n * g->groups * roundUp(g->cin / g->groups, 16) *
+                                  g->h * g->w * g->elementBytes;
+    high = std::max(b.dst + b.weiData + gxBlocked, gxBlocked + gx);
+  }
+  if (weightGrad || biasGrad) {
+    int64_t gbBlocked = biasGrad ? b.gradBias : 0;
+    int64_t first = b.referenceWeights
+                        ? b.gradW + b.out
+                        : b.dst + b.srcForWeights + b.gradW + gbBlocked;
+    high = std::max(high, gx + first);
+    high = std::max(high, gx + b.gradW + gbBlocked + gb + gw);
+  }
+  return std::max(high, gx + gw + gb);
+}

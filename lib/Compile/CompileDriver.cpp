@@ -1,0 +1,373 @@
+//===- CompileDriver.cpp - import -> plan -> export in one process --------===//
+#include "memopt/Compile/CompileDriver.h"
+
+#include "memopt/Compile/Budget.h"
+#include "memopt/Compile/CompileReport.h"
+#include "memopt/Conversion/OneLineDiagnostic.h"
+#include "memopt/Conversion/TorchScriptExport.h"
+#include "memopt/Conversion/TorchScriptImport.h"
+#include "memopt/Dialect/MemoptDialect.h"
+#include "memopt/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+namespace {
+/// Prints diagnostics in memopt's one-line form: the first error only (a
+/// failing pass may add follow-up errors), every warning, remarks when
+/// verbose, never notes.
+class OneLinePrinter {
+public:
+  OneLinePrinter(MLIRContext &context, llvm::raw_ostream &os, bool verbose)
+      : os(os), verbose(verbose),
+        handler(&context, [this](Diagnostic &d) { return handle(d); }) {}
+
+  bool errorPrinted() const { return printedError; }
+  void error(const llvm::Twine &message) {
+    if (printedError)
+      return;
+    os << "memopt: error: " << message << "\n";
+    printedError = true;
+  }
+
+private:
+  LogicalResult handle(Diagnostic &diagnostic) {
+    switch (diagnostic.getSeverity()) {
+    case DiagnosticSeverity::Error:
+      if (printedError)
+        return success();
+      printedError = true;
+      break;
+    case DiagnosticSeverity::Warning:
+      break;
+    case DiagnosticSeverity::Remark:
+      if (!verbose)
+        return success();
+      break;
+    case DiagnosticSeverity::Note:
+      return success();
+    }
+    printOneLineDiagnostic(diagnostic, os);
+    return success();
+  }
+
+  llvm::raw_ostream &os;
+  bool verbose;
+  bool printedError = false;
+  ScopedDiagnosticHandler handler;
+};
+
+class Stopwatch {
+public:
+  double lap() {
+    auto now = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(now - last).count();
+    last = now;
+    return seconds;
+  }
+
+private:
+  std::chrono::steady_clock::time_point last =
+      std::chrono::steady_clock::now();
+};
+} // namespace
+
+static std::string absolutePath(llvm::StringRef path) {
+  if (path.empty() || path == "-")
+    return path.str();
+  llvm::SmallString<256> absolute(path);
+  (void)llvm::sys::fs::make_absolute(absolute);
+  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  return std::string(absolute);
+}
+
+/// registerAllMemoptPasses() registers the planning pipeline and the
+/// specialization pass once they exist; memopt-compile says clearly when a
+/// build lacks one.
+static bool isRegistered(llvm::StringRef name) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerAllMemoptPasses();
+    registerCanonicalizerPass();
+    registerCSEPass();
+    registerSymbolDCEPass();
+  });
+  return PassPipelineInfo::lookup(name) || PassInfo::lookup(name);
+}
+
+/// The imported function of signature `index` (@forward for one signature,
+/// the function whose memopt.signature has that index for several).
+static func::FuncOp findSignatureFunction(ModuleOp module, size_t index,
+                                          size_t count,
+                                          llvm::StringRef name) {
+  if (!name.empty())
+    if (auto func = module.lookupSymbol<func::FuncOp>(name))
+      if (!func.isExternal())
+        return func;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    if (auto info = func->getAttrOfType<DictionaryAttr>(kSignatureAttrName)) {
+      auto position = info.getAs<IntegerAttr>("index");
+      if (position && position.getValue().getSExtValue() == int64_t(index))
+        return func;
+    } else if (count == 1 && name.empty() && func.getSymName() == "forward") {
+      return func;
+    }
+  }
+  return nullptr;
+}
+
+/// Writes `path` atomically (temp file + rename; "-" is stdout). Returns
+/// false after printing one error line when the file cannot be written;
+/// `produce` returns false when it already reported its own failure.
+static bool writeOutput(llvm::StringRef path, OneLinePrinter &printer,
+                        llvm::function_ref<bool(llvm::raw_ostream &)> produce) {
+  bool produced = true;
+  llvm::Error error = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
+    produced = produce(os);
+    if (!produced)
+      return llvm::make_error<llvm::StringError>(
+          "not produced", llvm::inconvertibleErrorCode());
+    return llvm::Error::success();
+  });
+  if (!error)
+    return true;
+  std::string message = llvm::toString(std::move(error));
+  if (produced)
+    printer.error("cannot write '" + path + "': " + message);
+  return false;
+}
+
+int mlir::memopt::runCompile(const CompileOptions &options,
+                             llvm::raw_ostream &errs) {
+  Stopwatch total, phase;
+  std::optional<Budget> budget;
+  std::string error;
+  if (failed(validateCompileOptions(options, budget, error))) {
+    errs << "memopt: error: " << error << "\n";
+    return 1;
+  }
+  FailureOr<std::vector<InputSignature>> collected =
+      collectSignatures(options, error);
+  if (failed(collected)) {
+    errs << "memopt: error: " << error << "\n";
+    return 1;
+  }
+  std::vector<InputSignature> signatures = std::move(*collected);
+  std::vector<std::optional<Budget>> budgets;
+  for (const InputSignature &signature : signatures) {
+    budgets.push_back(budget);
+    if (signature.budget.empty())
+      continue;
+    FailureOr<Budget> own = parseBudget(signature.budget, error);
+    if (failed(own)) {
+      errs << "memopt: error: in signature '"
+           << formatSignature(signature.inputs) << "': " << error << "\n";
+      return 1;
+    }
+    budgets.back() = *own;
+  }
+
+  bool several = signatures.size() > 1;
+  if (!several && (options.strictSignatures || options.fallback != "generic"))
+    errs << "memopt: warning: --strict-signatures and --fallback apply to "
+            "several signatures; with one, the compiled forward is the only "
+            "one\n";
+  bool allPassthrough =
+      !signatures.empty() &&
+      llvm::all_of(signatures, [](const InputSignature &signature) {
+        return signature.passthrough;
+      });
+  bool custom = !options.passPipeline.empty();
+  bool plan = !options.analyzeOnly && !allPassthrough && !custom;
+  // Several signatures become one dispatching @forward, needed to export.
+  bool specialize = several && !custom && (!options.analyzeOnly ||
+                                !options.outputPath.empty() ||
+                                !options.emitMlirPath.empty());
+
+  DialectRegistry registry;
+  registry.insert<MemoptDialect, func::FuncDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  OneLinePrinter printer(context, errs, options.timeline);
+
+  // Fail before the (slow) import when the pipeline cannot run at all.
+  std::optional<OpPassManager> pipeline;
+  if (plan && !isRegistered(kPlanningPipelineName)) {
+    printer.error(llvm::Twine("the planning pipeline '") +
+                  kPlanningPipelineName +
+                  "' is not registered in this build; use --analyze-only to "
+                  "predict memory, or --passthrough-spec to compile without "
+                  "planning");
+    return 1;
+  }
+  if (specialize && !isRegistered(kSpecializePassName)) {
+    printer.error(llvm::Twine("compiling several signatures needs the pass '") +
+                  kSpecializePassName +
+                  "', which is not registered in this build; compile one "
+                  "signature");
+    return 1;
+  }
+  if (std::string text = custom ? options.passPipeline
+                                : buildPipeline(options, specialize, plan);
+      !text.empty()) {
+    (void)isRegistered(kPlanningPipelineName); // registers memopt's passes
+    std::string parseErrors;
+    llvm::raw_string_ostream parseStream(parseErrors);
+    FailureOr<OpPassManager> parsed = parsePassPipeline(text, parseStream);
+    if (failed(parsed)) {
+      llvm::StringRef first = llvm::StringRef(parseErrors).trim();
+      first = first.split('\n').first;
+      printer.error("invalid pass pipeline '" + text + "': " + first);
+      return 1;
+    }
+    pipeline = std::move(*parsed);
+  }
+
+  // Import: one signature as plain input specs (@forward), several as
+  // per-signature functions (@forward_s<i>).
+  ImportOptions importOptions;
+  if (several)
+    importOptions.signatures = signatures;
+  else if (!signatures.empty())
+    importOptions.inputs = signatures.front().inputs;
+  OwningOpRef<ModuleOp> module =
+      importTorchScriptFile(options.inputPath, importOptions, &context);
+  if (!module) {
+    if (!printer.errorPrinted())
+      printer.error("cannot import '" + options.inputPath + "'");
+    return 1;
+  }
+  if (signatures.size() == 1) {
+    if (auto forward = module->lookupSymbol<func::FuncOp>("forward")) {
+      Builder builder(&context);
+      if (!signatures.front().budget.empty())
+        forward->setAttr(kBudgetAttrName,
+                         builder.getStringAttr(signatures.front().budget));
+      if (signatures.front().passthrough)
+        forward->setAttr(kPassthroughAttrName, builder.getUnitAttr());
+    }
+  }
+
+  CompileReport report;
+  report.model = absolutePath(options.inputPath);
+  report.output = absolutePath(options.outputPath);
+  report.command = options.commandLine;
+  report.analyzeOnly = options.analyzeOnly;
+  report.budget = options.budget;
+  report.prefer = options.prefer;
+  report.device = options.device;
+  report.fallback = options.fallback;
+  report.checkpoint = options.checkpoint;
+  report.noCheckpoint = options.noCheckpoint;
+  report.assumeBinary = options.assumeBinary;
+  report.allowOverBudget = options.allowOverBudget;
+  report.strictSignatures = options.strictSignatures;
+  report.timings.importSeconds = phase.lap();
+
+  // Baseline: each signature's function as imported.
+  size_t count = std::max<size_t>(signatures.size(), 1);
+  for (size_t i = 0; i < count; ++i) {
+    func::FuncOp func = findSignatureFunction(*module, i, count, "");
+    if (!func) {
+      printer.error("the importer produced no function for signature '" +
+                    (signatures.empty() ? std::string("(none)")
+                                        : formatSignature(signatures[i].inputs)) +
+                    "'" +
+                    (several ? "; this build's importer may not support "
+                               "several signatures yet"
+                             : ""));
+      return 1;
+    }
+    SignatureReport s;
+    s.function = func.getSymName().str();
+    s.preference = options.prefer;
+    if (!signatures.empty()) {
+      const InputSignature &signature = signatures[i];
+      s.signature = formatSignature(signature.inputs);
+      s.passthrough = signature.passthrough;
+      s.count = signature.count;
+      for (const InputSpec &spec : signature.inputs)
+        s.inputNames.push_back(spec.name);
+    }
+    s.baseline = predictMemory(func, &s.unknownOps);
+    if (const std::optional<Budget> &own = budgets.empty() ? budget
+                                                           : budgets[i])
+      s.budgetBytes = own->resolve(s.baseline.peakBytes);
+    report.signatures.push_back(std::move(s));
+  }
+
+  // Plan (and specialize).
+  if (pipeline) {
+    PassManager pm(&context, ModuleOp::getOperationName());
+    static_cast<OpPassManager &>(pm) = *pipeline;
+    if (failed(pm.run(*module))) {
+      if (!printer.errorPrinted())
+        printer.error("the pass pipeline failed");
+      return 1;
+    }
+  }
+  if (plan || custom)
+    for (auto [i, s] : llvm::enumerate(report.signatures)) {
+      func::FuncOp func = findSignatureFunction(*module, i, count, s.function);
+      if (!func)
+        continue;
+      s.function = func.getSymName().str();
+      if (!s.passthrough)
+        collectPlan(func, s);
+    }
+  report.timings.planSeconds = phase.lap();
+
+  if (!options.emitMlirPath.empty() &&
+      !writeOutput(options.emitMlirPath, printer, [&](llvm::raw_ostream &os) {
+        OpPrintingFlags flags;
+        flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+        module->print(os, flags);
+        os << "\n";
+        return true;
+      }))
+    return 1;
+
+  // Export.
+  if (!options.outputPath.empty() &&
+      !writeOutput(options.outputPath, printer, [&](llvm::raw_ostream &os) {
+        return succeeded(exportTorchScript(*module, os));
+      })) {
+    if (!printer.errorPrinted())
+      printer.error("cannot export the compiled model");
+    return 1;
+  }
+  report.timings.exportSeconds = phase.lap();
+  report.timings.totalSeconds = total.lap();
+
+  if (!options.reportPath.empty() &&
+      !writeOutput(options.reportPath, printer, [&](llvm::raw_ostream &os) {
+        report.writeJSON(os);
+        return true;
+      }))
+    return 1;
+
+  if (options.timeline)
+    for (const SignatureReport &s : report.signatures)
+      if (auto func = module->lookupSymbol<func::FuncOp>(s.function))
+        printTimeline(func, plan || custom ? "planned" : "baseline", errs);
+  report.printSummary(errs);
+  return 0;
+}

@@ -1,0 +1,285 @@
+//===- CompileOptions.cpp - validate memopt-compile's options -------------===//
+#include "memopt/Compile/CompileOptions.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+std::string mlir::memopt::formatSignature(llvm::ArrayRef<InputSpec> inputs) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      inputs, os,
+      [&](const InputSpec &spec) {
+        os << spec.name << ":";
+        llvm::interleave(spec.shape, os, "x");
+        if (spec.dtype != "f32")
+          os << ":" << spec.dtype;
+      },
+      ",");
+  return text;
+}
+
+LogicalResult mlir::memopt::checkWritable(llvm::StringRef path,
+                                          std::string &error) {
+  namespace fs = llvm::sys::fs;
+  if (path == "-")
+    return success();
+  auto fail = [&](const llvm::Twine &why) {
+    error = ("cannot write '" + path + "': " + why).str();
+    return failure();
+  };
+  if (path.empty())
+    return fail("the path is empty");
+  if (fs::is_directory(path))
+    return fail("it is a directory");
+  if (fs::exists(path)) {
+    if (std::error_code ec = fs::access(path, fs::AccessMode::Write))
+      return fail(ec.message());
+    return success();
+  }
+  llvm::StringRef parent = llvm::sys::path::parent_path(path);
+  if (parent.empty())
+    parent = ".";
+  if (!fs::exists(parent))
+    return fail("directory '" + parent + "' does not exist");
+  if (!fs::is_directory(parent))
+    return fail("'" + parent + "' is not a directory");
+  if (std::error_code ec = fs::access(parent, fs::AccessMode::Write))
+    return fail("directory '" + parent + "': " + ec.message());
+  return success();
+}
+
+/// Module paths travel inside the pass pipeline text: keep them to the
+/// characters a module path has (and `first..last` ranges).
+static LogicalResult checkModulePaths(llvm::StringRef option,
+                                      llvm::ArrayRef<std::string> paths,
+                                      std::string &error) {
+  for (const std::string &path : paths) {
+    bool ok = !path.empty() && llvm::all_of(path, [](char c) {
+      return llvm::isAlnum(c) || c == '_' || c == '.' || c == '-';
+    });
+    if (!ok) {
+      error = ("invalid module path '" + path + "' in --" + option +
+               " (expected dotted module paths such as layer1.0 or "
+               "features.3, separated by ',')")
+                  .str();
+      return failure();
+    }
+  }
+  return success();
+}
+
+LogicalResult
+mlir::memopt::validateCompileOptions(const CompileOptions &options,
+                                     std::optional<Budget> &budget,
+                                     std::string &error) {
+  if (options.inputPath.empty()) {
+    error = "no input model (usage: memopt-compile model.pt -o "
+            "model.memopt.pt --input-shape x:8x3x224x224)";
+    return failure();
+  }
+  {
+    int fd;
+    std::error_code ec =
+        llvm::sys::fs::openFileForRead(options.inputPath, fd);
+    if (!ec) {
+      llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+      if (llvm::sys::fs::is_directory(options.inputPath))
+        ec = std::make_error_code(std::errc::is_a_directory);
+    }
+    if (ec) {
+      error = "cannot open '" + options.inputPath + "': " + ec.message();
+      return failure();
+    }
+  }
+  if (!llvm::is_contained({"speed", "balanced", "memory"}, options.prefer)) {
+    error = "unknown --prefer '" + options.prefer +
+            "' (expected speed, balanced or memory)";
+    return failure();
+  }
+  if (!llvm::is_contained({"cpu", "cuda"}, options.device)) {
+    error = "unknown --device '" + options.device +
+            "' (expected cpu or cuda)";
+    return failure();
+  }
+  if (!llvm::is_contained({"generic", "original"}, options.fallback)) {
+    error = "unknown --fallback '" + options.fallback +
+            "' (expected generic or original)";
+    return failure();
+  }
+  budget.reset();
+  if (!options.budget.empty()) {
+    FailureOr<Budget> parsed = parseBudget(options.budget, error);
+    if (failed(parsed))
+      return failure();
+    budget = *parsed;
+  }
+  for (const std::string &text : options.inputShapes)
+    if (failed(parseInputSpec(text, error)))
+      return failure();
+  for (const auto *list : {&options.specs, &options.passthroughSpecs})
+    for (const std::string &text : *list)
+      if (failed(parseSignatureSpec(text, error)))
+        return failure();
+  if (failed(checkModulePaths("checkpoint", options.checkpoint, error)) ||
+      failed(checkModulePaths("no-checkpoint", options.noCheckpoint, error)) ||
+      failed(checkModulePaths("assume-binary", options.assumeBinary, error)))
+    return failure();
+  for (const std::string &path : options.checkpoint)
+    if (llvm::is_contained(options.noCheckpoint, path)) {
+      error = "module path '" + path +
+              "' is in both --checkpoint and --no-checkpoint";
+      return failure();
+    }
+
+  if (!options.passPipeline.empty() && options.analyzeOnly) {
+    error = "--pass-pipeline runs passes; it cannot be combined with "
+            "--analyze-only";
+    return failure();
+  }
+  if (options.outputPath.empty() && options.reportPath.empty() &&
+      options.emitMlirPath.empty() && !options.analyzeOnly) {
+    error = "no output file: give -o model.memopt.pt (or --report / "
+            "--emit-mlir to plan without writing a model, or --analyze-only "
+            "to only predict memory)";
+    return failure();
+  }
+  for (const std::string *path :
+       {&options.outputPath, &options.reportPath, &options.emitMlirPath}) {
+    if (path->empty())
+      continue;
+    if (failed(checkWritable(*path, error)))
+      return failure();
+  }
+  int toStdout = llvm::count_if(
+      std::initializer_list<const std::string *>{
+          &options.outputPath, &options.reportPath, &options.emitMlirPath},
+      [](const std::string *path) { return *path == "-"; });
+  if (toStdout > 1) {
+    error = "only one of -o, --report and --emit-mlir may write to stdout "
+            "('-')";
+    return failure();
+  }
+  return success();
+}
+
+llvm::FailureOr<std::vector<InputSignature>>
+mlir::memopt::collectSignatures(const CompileOptions &options,
+                                std::string &error) {
+  std::vector<InputSignature> signatures;
+  if (!options.inputShapes.empty()) {
+    InputSignature signature;
+    for (const std::string &text : options.inputShapes) {
+      FailureOr<InputSpec> spec = parseInputSpec(text, error);
+      if (failed(spec))
+        return failure();
+      signature.inputs.push_back(std::move(*spec));
+    }
+    signatures.push_back(std::move(signature));
+  }
+  for (const std::string &text : options.specs) {
+    FailureOr<InputSignature> signature = parseSignatureSpec(text, error);
+    if (failed(signature))
+      return failure();
+    signatures.push_back(std::move(*signature));
+  }
+  for (const std::string &text : options.passthroughSpecs) {
+    FailureOr<InputSignature> signature = parseSignatureSpec(text, error);
+    if (failed(signature))
+      return failure();
+    signature->passthrough = true;
+    signatures.push_back(std::move(*signature));
+  }
+  if (!options.signaturesFile.empty()) {
+    FailureOr<std::vector<InputSignature>> recorded =
+        readSignatureFile(options.signaturesFile, error);
+    if (failed(recorded))
+      return failure();
+    if (recorded->empty()) {
+      error = "'" + options.signaturesFile + "' records no signature";
+      return failure();
+    }
+    for (InputSignature &signature : *recorded)
+      signatures.push_back(std::move(signature));
+  }
+  // The same shapes twice would give two identical dispatch cases.
+  for (size_t i = 0; i < signatures.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (formatSignature(signatures[i].inputs) ==
+          formatSignature(signatures[j].inputs)) {
+        error = "signature '" + formatSignature(signatures[i].inputs) +
+                "' is given twice";
+        return failure();
+      }
+  return signatures;
+}
+
+std::string mlir::memopt::buildPipeline(const CompileOptions &options,
+                                        bool specialize, bool plan) {
+  if (!specialize && !plan)
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "builtin.module(";
+  // Plan each signature's function first: the generic fallback is a copy of
+  // a planned one, and the planner leaves planned functions alone.
+  if (plan) {
+    os << kPlanningPipelineName << "{";
+    std::string budget = options.budget;
+    llvm::erase_if(budget, [](char c) { return llvm::isSpace(c); });
+    if (!budget.empty())
+      os << "budget=" << budget << " ";
+    os << "prefer=" << options.prefer << " device=" << options.device;
+    auto list = [&](llvm::StringRef name, llvm::ArrayRef<std::string> values) {
+      if (values.empty())
+        return;
+      os << " " << name << "=";
+      llvm::interleave(values, os, ",");
+    };
+    list("checkpoint", options.checkpoint);
+    list("no-checkpoint", options.noCheckpoint);
+    list("assume-binary", options.assumeBinary);
+    os << " allow-over-budget="
+       << (options.allowOverBudget ? "true" : "false") << "}";
+    if (specialize)
+      os << ",";
+  }
+  if (specialize)
+    os << kSpecializePassName << "{fallback="
+       << (options.strictSignatures ? "none" : options.fallback) << "}";
+  os << ")";
+  return text;
+}
+
+std::string mlir::memopt::joinCommandLine(int argc, char **argv) {
+  std::string text;
+  for (int i = 0; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (i)
+      text += ' ';
+    bool plain = !arg.empty() && llvm::all_of(arg, [](char c) {
+      return llvm::isAlnum(c) || llvm::StringRef("-_=.,:/%+@").contains(c);
+    });
+    if (plain) {
+      text += arg.str();
+      continue;
+    }
+    text += '\'';
+    for (char c : arg) {
+      if (c == '\'')
+        text += "'\\''";
+      else
+        text += c;
+    }
+    text += '\'';
+  }
+  return text;
+}

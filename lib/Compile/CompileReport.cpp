@@ -1,0 +1,468 @@
+//===- CompileReport.cpp - collect a plan's decisions, write JSON ---------===//
+#include "memopt/Compile/CompileReport.h"
+
+#include "memopt/Analysis/CostModel.h"
+#include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Analysis/TrainingMemoryModel.h"
+#include "memopt/Conversion/OneLineDiagnostic.h"
+#include "memopt/Dialect/MemoptAttrs.h"
+#include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Dialect/MemoptTypes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+std::string mlir::memopt::getModulePath(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return getModulePath(call.getCallee());
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location part : fused.getLocations())
+      if (std::string path = getModulePath(part); !path.empty())
+        return path;
+  return "";
+}
+
+static std::string opName(Operation *op) {
+  if (auto torchOp = dyn_cast<TorchOp>(op))
+    return torchOp.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+/// "layer1.0.act (aten::relu)", "input 'x'", "aten::mul at model.py:12".
+static std::string describeValue(Value value,
+                                 ArrayRef<std::string> inputNames) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    unsigned index = arg.getArgNumber();
+    if (isa_and_nonnull<func::FuncOp>(arg.getOwner()->getParentOp()))
+      return index < inputNames.size()
+                 ? "input '" + inputNames[index] + "'"
+                 : "input #" + std::to_string(index);
+    return "region argument #" + std::to_string(index);
+  }
+  Operation *op = value.getDefiningOp();
+  std::string name = opName(op);
+  if (op->getNumResults() > 1)
+    name += " #" + std::to_string(cast<OpResult>(value).getResultNumber());
+  std::string path = getModulePath(op->getLoc());
+  if (!path.empty())
+    return path + " (" + name + ")";
+  std::string where = describeLocation(op->getLoc());
+  return where.empty() ? name : name + " at " + where;
+}
+
+MemoryPrediction
+mlir::memopt::predictMemory(func::FuncOp func,
+                            std::vector<UnknownOpReport> *unknownOps) {
+  TrainingMemoryModel model(func);
+  MemoryPrediction prediction;
+  prediction.peakBytes = model.predictPeak();
+  prediction.residentBytes = model.getResidentBytes();
+  prediction.endOfForwardBytes = model.getEndOfForwardBytes();
+  if (const TimelineEntry *peak = model.getPeakEntry(); peak && peak->op) {
+    prediction.peakOp = opName(peak->op);
+    prediction.peakModulePath = getModulePath(peak->op->getLoc());
+    prediction.peakPhase = stringifyMemoryPhase(peak->phase).str();
+  }
+  // Saved bytes per module path (ops inside checkpoint regions save nothing
+  // in forward; the model reports what each op itself keeps).
+  llvm::StringMap<int64_t> byModule;
+  std::vector<std::string> order;
+  func.walk([&](Operation *op) {
+    int64_t bytes = model.getSavedBytes(op);
+    if (bytes <= 0)
+      return;
+    std::string path = getModulePath(op->getLoc());
+    if (path.empty())
+      path = "(root)";
+    auto [it, inserted] = byModule.try_emplace(path, 0);
+    if (inserted)
+      order.push_back(path);
+    it->second += bytes;
+  });
+  for (const std::string &path : order)
+    prediction.savedByModule.emplace_back(path, byModule.lookup(path));
+  std::stable_sort(prediction.savedByModule.begin(),
+                   prediction.savedByModule.end(),
+                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  if (prediction.savedByModule.size() > 10)
+    prediction.savedByModule.resize(10);
+  if (unknownOps) {
+    unknownOps->clear();
+    for (Operation *op : model.getUnknownOps())
+      unknownOps->push_back({opName(op), describeLocation(op->getLoc())});
+  }
+  return prediction;
+}
+
+static std::string policyName(Attribute policy) {
+  if (isa<KeepPolicyAttr>(policy))
+    return "keep";
+  if (auto compress = dyn_cast<CompressPolicyAttr>(policy))
+    return ("compress:" + stringifyCompressionKind(compress.getKind())).str();
+  if (auto offload = dyn_cast<OffloadPolicyAttr>(policy))
+    return ("offload:" + stringifyOffloadKind(offload.getKind())).str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << policy;
+  return text;
+}
+
+static int64_t packedBytes(Type type, CompressionKind kind) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked || !ranked.hasStaticShape())
+    return -1;
+  return PackedTensorType::get(type.getContext(), ranked.getShape(),
+                               ranked.getElementType(), kind)
+      .getPackedBytes();
+}
+
+/// Outermost module paths of the ops of a region body, in program order.
+static std::vector<std::string> regionModulePaths(CheckpointOp region) {
+  std::vector<std::string> paths;
+  region.getBodyBlock().walk([&](Operation *op) {
+    if (isa<YieldOp>(op))
+      return;
+    std::string path = getModulePath(op->getLoc());
+    if (path.empty() || llvm::is_contained(paths, path))
+      return;
+    paths.push_back(path);
+  });
+  auto within = [](llvm::StringRef path, llvm::StringRef ancestor) {
+    return path.size() > ancestor.size() && path.starts_with(ancestor) &&
+           path[ancestor.size()] == '.';
+  };
+  std::vector<std::string> outermost;
+  for (const std::string &path : paths)
+    if (llvm::none_of(paths, [&](const std::string &other) {
+          return within(path, other);
+        }))
+      outermost.push_back(path);
+  return outermost;
+}
+
+template <typename T>
+static std::optional<T> lookupNumber(DictionaryAttr dict, StringRef name) {
+  if (!dict)
+    return std::nullopt;
+  Attribute attr = dict.get(name);
+  if (auto integer = dyn_cast_or_null<IntegerAttr>(attr))
+    return static_cast<T>(integer.getValue().getSExtValue());
+  if (auto real = dyn_cast_or_null<FloatAttr>(attr))
+    return static_cast<T>(real.getValueAsDouble());
+  return std::nullopt;
+}
+
+void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
+  report.planned = predictMemory(func, &report.unknownOps);
+  report.regions.clear();
+  report.compressed.clear();
+  report.offloaded.clear();
+
+  auto plan = func->getAttrOfType<DictionaryAttr>("memopt.plan");
+  if (plan) {
+    if (auto budget = lookupNumber<int64_t>(plan, "budget_bytes");
+        budget && *budget > 0)
+      report.budgetBytes = *budget;
+    if (auto feasible = plan.getAs<BoolAttr>("feasible"))
+      report.feasible = feasible.getValue();
+    report.minReachablePeakBytes =
+        lookupNumber<int64_t>(plan, "min_reachable_peak_bytes");
+    report.plannerPeakBytes = lookupNumber<int64_t>(plan, "planned_peak_bytes");
+    if (auto preference = plan.getAs<StringAttr>("preference"))
+      report.preference = preference.str();
+  }
+  std::optional<double> recompute =
+      lookupNumber<double>(plan, "recompute_seconds");
+  std::optional<double> step = lookupNumber<double>(plan, "step_seconds");
+
+  // Estimates from the cost model when the plan does not carry them.
+  CostModel costs;
+  double ownRecompute = 0, ownStep = 0;
+  func.walk([&](Operation *op) {
+    if (isa<CheckpointOp>(op)) {
+      ownRecompute += costs.getCost(op).seconds;
+      return;
+    }
+    if (isa<TorchOp>(op))
+      ownStep += costs.getCost(op).seconds + costs.getBackwardSeconds(op);
+  });
+  report.recomputeSeconds = recompute.value_or(ownRecompute);
+  report.stepSeconds = step.value_or(ownStep + ownRecompute);
+
+  ArrayRef<std::string> names = report.inputNames;
+  func.walk([&](Operation *op) {
+    if (auto region = dyn_cast<CheckpointOp>(op)) {
+      RegionReport info;
+      info.label = region.getLabel().str();
+      info.modulePaths = regionModulePaths(region);
+      if (auto saved =
+              region->getAttrOfType<IntegerAttr>("memopt.saved_bytes_avoided"))
+        info.savedBytesAvoided = saved.getValue().getSExtValue();
+      if (auto reason = region->getAttrOfType<StringAttr>("memopt.reason"))
+        info.reason = reason.str();
+      region.getBodyBlock().walk([&](Operation *inner) {
+        if (!isa<YieldOp>(inner))
+          ++info.numOps;
+      });
+      for (auto [input, policy] :
+           llvm::zip(region.getInputs(), region.getPolicies())) {
+        info.inputPolicies.push_back(policyName(policy));
+        if (auto compress = dyn_cast<CompressPolicyAttr>(policy))
+          report.compressed.push_back(
+              {describeValue(input, names), "region " + info.label,
+               stringifyCompressionKind(compress.getKind()).str(),
+               "checkpoint-input", getDeviceBytes(input.getType()),
+               packedBytes(input.getType(), compress.getKind())});
+        else if (auto offload = dyn_cast<OffloadPolicyAttr>(policy))
+          report.offloaded.push_back(
+              {describeValue(input, names), "region " + info.label,
+               stringifyOffloadKind(offload.getKind()).str(),
+               "checkpoint-input", getDeviceBytes(input.getType())});
+      }
+      report.regions.push_back(std::move(info));
+      return;
+    }
+    if (auto torchOp = dyn_cast<TorchOp>(op)) {
+      if (auto saved = torchOp.getSavedInputAttr();
+          saved && torchOp->getNumOperands() > 0) {
+        Value input = torchOp->getOperand(0);
+        report.compressed.push_back(
+            {describeValue(input, names), describeValue(op->getResult(0), names),
+             stringifyCompressionKind(saved.getKind()).str(), "saved-input",
+             getDeviceBytes(input.getType()),
+             packedBytes(input.getType(), saved.getKind())});
+      }
+      return;
+    }
+    if (auto compress = dyn_cast<CompressOp>(op)) {
+      auto packed = cast<PackedTensorType>(compress.getResult().getType());
+      report.compressed.push_back(
+          {describeValue(compress.getInput(), names), "",
+           stringifyCompressionKind(packed.getKind()).str(), "compress-op",
+           getDeviceBytes(compress.getInput().getType()),
+           packed.getPackedBytes()});
+      return;
+    }
+    if (auto offload = dyn_cast<OffloadOp>(op))
+      report.offloaded.push_back(
+          {describeValue(offload.getInput(), names), "",
+           stringifyOffloadKind(offload.getKind()).str(), "offload-op",
+           getDeviceBytes(offload.getInput().getType())});
+  });
+}
+
+void mlir::memopt::printTimeline(func::FuncOp func, llvm::StringRef title,
+                                 llvm::raw_ostream &os) {
+  TrainingMemoryModel model(func);
+  const TimelineEntry *peak = model.getPeakEntry();
+  os << "timeline (" << title << ", @" << func.getSymName()
+     << "): live bytes above resident while each op runs\n";
+  unsigned index = 0;
+  for (const TimelineEntry &entry : model.getTimeline()) {
+    std::string path = entry.op ? getModulePath(entry.op->getLoc()) : "";
+    os << llvm::format("  %5u %-9s %14lld  %-26s %s", index++,
+                       stringifyMemoryPhase(entry.phase).str().c_str(),
+                       static_cast<long long>(entry.liveBytes),
+                       entry.op ? opName(entry.op).c_str() : "",
+                       path.c_str());
+    if (&entry == peak)
+      os << "  <- peak";
+    os << "\n";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+const SignatureReport *CompileReport::primary() const {
+  const SignatureReport *best = nullptr;
+  for (const SignatureReport &signature : signatures)
+    if (!best || signature.count > best->count)
+      best = &signature;
+  return best;
+}
+
+namespace {
+/// Writes the report with keys in a fixed, readable order (llvm::json::Object
+/// would sort them).
+class ReportWriter {
+public:
+  explicit ReportWriter(llvm::raw_ostream &os) : json(os, /*IndentSize=*/2) {}
+
+  void write(const CompileReport &report) {
+    json.object([&] {
+      json.attribute("version", kCompileReportVersion);
+      json.attribute("model", report.model);
+      nullableString("output", report.output);
+      json.attribute("command", report.command);
+      json.attribute("mode", report.analyzeOnly ? "analyze-only" : "compile");
+      json.attributeObject("options", [&] {
+        nullableString("budget", report.budget);
+        json.attribute("prefer", report.prefer);
+        json.attribute("device", report.device);
+        strings("checkpoint", report.checkpoint);
+        strings("no_checkpoint", report.noCheckpoint);
+        strings("assume_binary", report.assumeBinary);
+        json.attribute("allow_over_budget", report.allowOverBudget);
+        json.attribute("strict_signatures", report.strictSignatures);
+      });
+      if (const SignatureReport *main = report.primary())
+        signatureBlocks(*main);
+      json.attribute("fallback", report.fallback);
+      json.attributeArray("signatures", [&] {
+        for (const SignatureReport &signature : report.signatures)
+          json.object([&] { signatureBlocks(signature); });
+      });
+      json.attributeObject("timings", [&] {
+        real("import_s", report.timings.importSeconds, "%.4f");
+        real("plan_s", report.timings.planSeconds, "%.4f");
+        real("export_s", report.timings.exportSeconds, "%.4f");
+        real("total_s", report.timings.totalSeconds, "%.4f");
+      });
+    });
+  }
+
+private:
+  /// A number with a sensible number of digits (json::OStream prints 17).
+  void real(llvm::StringRef key, double value, const char *format) {
+    if (!std::isfinite(value)) {
+      json.attribute(key, nullptr);
+      return;
+    }
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::format(format, value);
+    json.attributeBegin(key);
+    json.rawValue(text);
+    json.attributeEnd();
+  }
+  void nullableString(llvm::StringRef key, const std::string &value) {
+    if (value.empty())
+      json.attribute(key, nullptr);
+    else
+      json.attribute(key, value);
+  }
+  template <typename T>
+  void nullable(llvm::StringRef key, const std::optional<T> &value) {
+    if (value)
+      json.attribute(key, *value);
+    else
+      json.attribute(key, nullptr);
+  }
+  void strings(llvm::StringRef key, llvm::ArrayRef<std::string> values) {
+    json.attributeArray(key, [&] {
+      for (const std::string &value : values)
+        json.value(value);
+    });
+  }
+  void prediction(llvm::StringRef key, const MemoryPrediction &p) {
+    json.attributeObject(key, [&] {
+      json.attribute("predicted_peak_bytes", p.peakBytes);
+      json.attribute("resident_bytes", p.residentBytes);
+      json.attribute("end_of_forward_bytes", p.endOfForwardBytes);
+      json.attributeObject("peak_at", [&] {
+        json.attribute("op", p.peakOp);
+        json.attribute("module_path", p.peakModulePath);
+        json.attribute("phase", p.peakPhase);
+      });
+      json.attributeArray("saved_by_module", [&] {
+        for (const auto &[path, bytes] : p.savedByModule)
+          json.object([&] {
+            json.attribute("module_path", path);
+            json.attribute("bytes", bytes);
+          });
+      });
+    });
+  }
+
+  /// The per-signature blocks (also the top level, for the primary one).
+  void signatureBlocks(const SignatureReport &s) {
+    json.attribute("function", s.function);
+    json.attribute("signature", s.signature);
+    json.attribute("count", s.count);
+    json.attribute("passthrough", s.passthrough);
+    prediction("baseline", s.baseline);
+    if (s.planned)
+      prediction("planned", *s.planned);
+    else
+      json.attribute("planned", nullptr);
+    nullable("budget_bytes", s.budgetBytes);
+    nullable("feasible", s.feasible);
+    nullable("min_reachable_peak_bytes", s.minReachablePeakBytes);
+    nullable("planner_peak_bytes", s.plannerPeakBytes);
+    json.attribute("preference", s.preference);
+    json.attributeArray("regions", [&] {
+      for (const RegionReport &region : s.regions)
+        json.object([&] {
+          json.attribute("label", region.label);
+          strings("module_paths", region.modulePaths);
+          json.attribute("saved_bytes_avoided", region.savedBytesAvoided);
+          json.attribute("reason", region.reason);
+          strings("input_policies", region.inputPolicies);
+          json.attribute("ops", region.numOps);
+        });
+    });
+    json.attributeArray("compressed", [&] {
+      for (const CompressedReport &c : s.compressed)
+        json.object([&] {
+          json.attribute("what", c.what);
+          json.attribute("used_by", c.usedBy);
+          json.attribute("kind", c.kind);
+          json.attribute("via", c.via);
+          json.attribute("bytes_full", c.bytesFull);
+          json.attribute("bytes_packed", c.bytesPacked);
+        });
+    });
+    json.attributeArray("offloaded", [&] {
+      for (const OffloadedReport &o : s.offloaded)
+        json.object([&] {
+          json.attribute("what", o.what);
+          json.attribute("used_by", o.usedBy);
+          json.attribute("kind", o.kind);
+          json.attribute("via", o.via);
+          json.attribute("bytes", o.bytes);
+        });
+    });
+    real("recompute_seconds", s.recomputeSeconds, "%.6g");
+    real("step_seconds", s.stepSeconds, "%.6g");
+    real("recompute_overhead", s.recomputeOverhead(), "%.4f");
+    json.attributeArray("unknown_ops", [&] {
+      for (const UnknownOpReport &u : s.unknownOps)
+        json.object([&] {
+          json.attribute("op", u.op);
+          json.attribute("where", u.where);
+        });
+    });
+  }
+
+  llvm::json::OStream json;
+};
+} // namespace
+
+void CompileReport::writeJSON(llvm::raw_ostream &os) const {
+  ReportWriter(os).write(*this);
+  os << "\n";
+}
+
+llvm::json::Value CompileReport::toJSON() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  writeJSON(os);
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
+  if (!value) {
+    llvm::consumeError(value.takeError());
+    return nullptr;
+  }
+  return std::move(*value);
+}

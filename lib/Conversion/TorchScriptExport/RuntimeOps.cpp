@@ -1,0 +1,71 @@
+//===- RuntimeOps.cpp - The runtime operators the exporter calls ----------===//
+//
+// The compiler does not link the runtime (libmemopt_runtime), yet saving a
+// module checks every node against a registered schema and the exporter
+// reloads its own output. So, for the duration of an export, the schemas of
+// the runtime ops it emits are declared (schema only, no kernel) unless the
+// runtime is loaded in the process, in which case its schemas must be the
+// ones below.
+//
+//===----------------------------------------------------------------------===//
+#include "ExportInternal.h"
+
+#include <torch/csrc/jit/frontend/function_schema_parser.h>
+#include <torch/csrc/jit/runtime/operator.h>
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+const char *const exporter::kCheckpointSchema =
+    "memopt::checkpoint.typed(str graph, Tensor[] inputs, int[] ints, "
+    "float[] floats, str[] policies, str name) -> Tensor[]";
+const char *const exporter::kConvPackedSchema =
+    "memopt::conv_packed(Tensor input, Tensor weight, Tensor? bias, "
+    "int[] stride, int[] padding, int[] dilation, int groups, str kind) "
+    "-> Tensor";
+const char *const exporter::kLinearPackedSchema =
+    "memopt::linear_packed(Tensor input, Tensor weight, Tensor? bias, "
+    "str kind) -> Tensor";
+
+static const char *const kRuntimeSchemas[] = {exporter::kCheckpointSchema,
+                                              exporter::kConvPackedSchema,
+                                              exporter::kLinearPackedSchema};
+
+/// The operator symbol of a schema string ("memopt::checkpoint").
+static c10::Symbol symbolOf(const c10::FunctionSchema &schema) {
+  return c10::Symbol::fromQualString(schema.name());
+}
+
+std::vector<c10::RegistrationHandleRAII> exporter::declareRuntimeOps() {
+  std::vector<c10::RegistrationHandleRAII> handles;
+  for (const char *text : kRuntimeSchemas) {
+    c10::FunctionSchema schema = torch::jit::parseSchema(text);
+    // Loaded runtime (or an earlier declaration still alive): keep it; the
+    // emitters compare its schema with `text` before using it.
+    if (!torch::jit::getAllOperatorsFor(symbolOf(schema)).empty())
+      continue;
+    handles.push_back(c10::Dispatcher::singleton().registerDef(
+        std::move(schema), "memopt TorchScript exporter (schema only)"));
+  }
+  return handles;
+}
+
+LogicalResult exporter::checkRuntimeSchema(Operation *op,
+                                           const llvm::Twine &what,
+                                           const char *schemaText) {
+  c10::FunctionSchema expected = torch::jit::parseSchema(schemaText);
+  const auto &registered = torch::jit::getAllOperatorsFor(symbolOf(expected));
+  if (registered.empty())
+    return success(); // not declared: saving reports it
+  for (const auto &candidate : registered)
+    if (candidate->schema().overload_name() == expected.overload_name()) {
+      if (candidate->schema() == expected)
+        return success();
+      return op->emitError("cannot export ")
+             << what << ": the loaded runtime declares "
+             << c10::toString(candidate->schema()) << " but the exporter emits "
+             << schemaText;
+    }
+  return op->emitError("cannot export ")
+         << what << ": the loaded runtime has no " << schemaText;
+}

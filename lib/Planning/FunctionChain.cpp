@@ -1,0 +1,406 @@
+//===- FunctionChain.cpp - a function seen as a chain of segments ---------===//
+#include "memopt/Planning/FunctionChain.h"
+#include "memopt/Analysis/BinaryValueAnalysis.h"
+#include "memopt/Analysis/CostModel.h"
+#include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Analysis/TrainingMemoryModel.h"
+#include "memopt/Dialect/MemoptOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+/// True when some op writes `value` in place (a list being appended to, a
+/// buffer being updated): cloning its definition would lose the writes.
+static bool isWrittenInPlace(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    auto op = dyn_cast<TorchOp>(use.getOwner());
+    if (op && op.getMutates() &&
+        llvm::is_contained(*op.getMutates(),
+                           static_cast<int64_t>(use.getOperandNumber())))
+      return true;
+  }
+  return false;
+}
+
+/// Module state and what functional ops compute from it alone.
+static bool isStateDerived(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<ParamOp, BufferOp, GetAttrOp>(def))
+    return true;
+  auto op = dyn_cast<TorchOp>(def);
+  return op && op.isFunctional() && !isWrittenInPlace(value) &&
+         llvm::all_of(op.getOperands(), isStateDerived);
+}
+
+bool mlir::memopt::isFreeValue(Value value) {
+  if (isa<BlockArgument>(value))
+    return true;
+  if (isStateDerived(value))
+    return true;
+  // Sizes, dtypes and lists of them, computed from inputs or state: what
+  // `x.shape[0]` gives. Tensors computed from inputs are activations.
+  if (isTensorLike(value.getType()))
+    return false;
+  auto op = dyn_cast_or_null<TorchOp>(value.getDefiningOp());
+  return op && op.isFunctional() && !isWrittenInPlace(value) &&
+         llvm::all_of(op.getOperands(), isFreeValue);
+}
+
+std::string mlir::memopt::getModulePath(Operation *op) {
+  Location loc = op->getLoc();
+  while (true) {
+    if (auto name = dyn_cast<NameLoc>(loc))
+      return name.getName().str();
+    if (auto call = dyn_cast<CallSiteLoc>(loc)) {
+      loc = call.getCallee();
+      continue;
+    }
+    if (auto fused = dyn_cast<FusedLoc>(loc)) {
+      if (auto meta = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+        return meta.str();
+      if (!fused.getLocations().empty()) {
+        loc = fused.getLocations().front();
+        continue;
+      }
+    }
+    return "";
+  }
+}
+
+/// The value whose storage `value` shares (through views), or itself.
+static Value getStorageRoot(Value value) {
+  while (auto result = dyn_cast<OpResult>(value)) {
+    auto op = dyn_cast<TorchOp>(result.getOwner());
+    if (!op || !op.getViews())
+      break;
+    int64_t base = (*op.getViews())[result.getResultNumber()];
+    if (base < 0)
+      break;
+    value = op.getOperand(base);
+  }
+  return value;
+}
+
+static int64_t bytesOf(Value value) {
+  return std::max<int64_t>(getDeviceBytes(value.getType()), 0);
+}
+
+/// Bytes of the activations among `roots` (inputs and state are resident).
+static int64_t bytesOfRoots(const llvm::SetVector<Value> &roots) {
+  int64_t bytes = 0;
+  for (Value root : roots)
+    if (!isFreeValue(root))
+      bytes += bytesOf(root);
+  return bytes;
+}
+
+namespace {
+/// The body of a function as a numbered op list with value lifetimes.
+struct OpOrder {
+  std::vector<Operation *> ops; // top-level ops without the terminator
+  DenseMap<Operation *, unsigned> index;
+
+  explicit OpOrder(Block &body) {
+    for (Operation &op : body.without_terminator()) {
+      index[&op] = ops.size();
+      ops.push_back(&op);
+    }
+  }
+  /// Index of the last top-level op using `value` (ops.size() for return).
+  unsigned lastUse(Value value, Block &body) const {
+    unsigned last = 0;
+    for (Operation *user : value.getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      auto it = top ? index.find(top) : index.end();
+      last = std::max(last, it == index.end() ? unsigned(ops.size())
+                                              : it->second);
+    }
+    return last;
+  }
+};
+
+struct Cut {
+  unsigned position; // before ops[position]
+  SmallVector<Value> tensors;
+  int64_t bytes = 0;
+};
+} // namespace
+
+/// Cuts before every non-free op where only tensors and free values cross.
+static std::vector<Cut> findCuts(Block &body, const OpOrder &order,
+                                 const BinaryValueAnalysis &binary) {
+  std::vector<Cut> cuts;
+  // A tensor written in place after a cut cannot cross it: a region may not
+  // write to its inputs (they are what backward restores), and writing to a
+  // region's result would change what the region saved.
+  DenseMap<Value, unsigned> lastWrite;
+  for (auto [position, op] : llvm::enumerate(order.ops))
+    if (auto torchOp = dyn_cast<TorchOp>(op))
+      if (std::optional<ArrayRef<int64_t>> mutated = torchOp.getMutates())
+        for (int64_t operand : *mutated)
+          lastWrite[getStorageRoot(op->getOperand(operand))] = position;
+  // Values defined so far that are still used at or after the cut.
+  llvm::SetVector<Value> live;
+  DenseMap<Value, unsigned> lastUseOf;
+  for (unsigned position = 0; position < order.ops.size(); ++position) {
+    if (position > 0) {
+      for (Value result : order.ops[position - 1]->getResults())
+        if (!result.use_empty())
+          lastUseOf[result] = order.lastUse(result, body);
+      for (Value result : order.ops[position - 1]->getResults())
+        if (!result.use_empty())
+          live.insert(result);
+      live.remove_if(
+          [&](Value v) { return lastUseOf.lookup(v) < position; });
+    }
+    Operation *op = order.ops[position];
+    if (position == 0 ||
+        llvm::all_of(op->getResults(), [](Value v) { return isFreeValue(v); }))
+      continue;
+    Cut cut{position, {}, 0};
+    bool valid = true;
+    llvm::SetVector<Value> roots;
+    for (Value value : live) {
+      if (isFreeValue(value))
+        continue;
+      if (isa<TensorType>(value.getType())) {
+        auto write = lastWrite.find(getStorageRoot(value));
+        if (write != lastWrite.end() && write->second >= position) {
+          valid = false;
+          break;
+        }
+        cut.tensors.push_back(value);
+        roots.insert(getStorageRoot(value));
+      } else {
+        // A list under construction or a size computed from activations
+        // could enter a region but not leave one (regions return tensors).
+        valid = false;
+        break;
+      }
+    }
+    if (!valid)
+      continue;
+    // Rank cuts by what crossing them costs to keep: binary tensors pack.
+    for (Value root : roots)
+      if (!isFreeValue(root))
+        cut.bytes += binary.isBinary(root) ? bytesOf(root) / 32 : bytesOf(root);
+    cuts.push_back(std::move(cut));
+  }
+  return cuts;
+}
+
+static bool opInAnyModule(Operation *op, ArrayRef<std::string> paths) {
+  return llvm::any_of(paths, [&](const std::string &path) {
+    return locationInModule(op->getLoc(), path);
+  });
+}
+
+std::string mlir::memopt::getRegionLabel(ArrayRef<Operation *> ops) {
+  SmallVector<StringRef> common;
+  std::string first, last;
+  for (Operation *op : ops) {
+    // Parameter reads are named after the parameter, not the module.
+    if (op->getNumResults() > 0 && llvm::all_of(op->getResults(), isFreeValue))
+      continue;
+    std::string path = getModulePath(op);
+    if (path.empty())
+      continue;
+    SmallVector<StringRef> parts;
+    StringRef(path).split(parts, '.');
+    if (first.empty()) {
+      first = path;
+      // Keep the components alive: they point into `first`.
+      StringRef(first).split(common, '.');
+    } else {
+      unsigned n = 0;
+      while (n < common.size() && n < parts.size() && common[n] == parts[n])
+        ++n;
+      common.resize(n);
+    }
+    last = std::move(path);
+  }
+  if (first.empty())
+    return "ops";
+  if (!common.empty())
+    return llvm::join(common, ".");
+  return first == last ? first : first + ".." + last;
+}
+
+FailureOr<FunctionChain>
+mlir::memopt::buildFunctionChain(func::FuncOp func,
+                                 const TrainingMemoryModel &memory,
+                                 const CostModel &cost,
+                                 const BinaryValueAnalysis &binary,
+                                 const FunctionChainOptions &options) {
+  Block &body = func.getBody().front();
+  OpOrder order(body);
+
+  // Every path the user names must exist, or it is a typo.
+  for (const auto *list : {&options.forceCheckpoint, &options.forbidCheckpoint})
+    for (const std::string &path : *list)
+      if (llvm::none_of(order.ops, [&](Operation *op) {
+            return locationInModule(op->getLoc(), path);
+          }))
+        return func.emitError("module path '")
+               << path << "' names no operation of @" << func.getSymName()
+               << (list == &options.forceCheckpoint ? " (--checkpoint)"
+                                                    : " (--no-checkpoint)");
+
+  std::vector<Cut> cuts = findCuts(body, order, binary);
+  // Too many segments: keep the cuts with the smallest crossing bytes.
+  if (options.maxSegments > 1 && cuts.size() + 1 > options.maxSegments) {
+    std::vector<unsigned> byBytes(cuts.size());
+    for (unsigned i = 0; i < cuts.size(); ++i)
+      byBytes[i] = i;
+    std::stable_sort(byBytes.begin(), byBytes.end(), [&](unsigned a, unsigned b) {
+      return cuts[a].bytes < cuts[b].bytes;
+    });
+    byBytes.resize(options.maxSegments - 1);
+    std::sort(byBytes.begin(), byBytes.end());
+    std::vector<Cut> kept;
+    for (unsigned i : byBytes)
+      kept.push_back(std::move(cuts[i]));
+    cuts = std::move(kept);
+  }
+
+  FunctionChain chain;
+  auto returned = body.getTerminator()->getOperands();
+  unsigned segmentCount = cuts.size() + 1;
+  // Segment of each top-level op (segmentCount for the terminator).
+  std::vector<unsigned> segmentOf(order.ops.size() + 1, segmentCount);
+  for (unsigned s = 0, position = 0; position < order.ops.size(); ++position) {
+    while (s < cuts.size() && cuts[s].position <= position)
+      ++s;
+    segmentOf[position] = s;
+  }
+  auto firstUseSegment = [&](Value value, unsigned from) {
+    unsigned first = segmentCount;
+    for (Operation *user : value.getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      auto it = top ? order.index.find(top) : order.index.end();
+      unsigned segment =
+          it == order.index.end() ? segmentCount : segmentOf[it->second];
+      if (segment >= from)
+        first = std::min(first, segment);
+    }
+    return first;
+  };
+  for (unsigned s = 0; s < segmentCount; ++s) {
+    unsigned begin = s == 0 ? 0 : cuts[s - 1].position;
+    unsigned end = s + 1 < segmentCount ? cuts[s].position : order.ops.size();
+    std::vector<Operation *> ops(order.ops.begin() + begin,
+                                 order.ops.begin() + end);
+
+    llvm::SetVector<Value> inRoots, outRoots, savedRoots;
+    SmallVector<Value> inputs;
+    if (s > 0) {
+      inputs.assign(cuts[s - 1].tensors.begin(), cuts[s - 1].tensors.end());
+      for (Value v : inputs)
+        inRoots.insert(getStorageRoot(v));
+    }
+    if (s + 1 < segmentCount) {
+      for (Value v : cuts[s].tensors)
+        outRoots.insert(getStorageRoot(v));
+    } else {
+      for (Value v : returned)
+        if (isa<TensorType>(v.getType()) && !isFreeValue(v) &&
+            !isa<BlockArgument>(v))
+          outRoots.insert(getStorageRoot(v));
+    }
+
+    ChainSegment segment;
+    segment.label = getRegionLabel(ops);
+    segment.inputBytes = bytesOfRoots(inRoots);
+    segment.outputBytes = bytesOfRoots(outRoots);
+    int64_t newBytes = 0;
+    for (Operation *op : ops) {
+      llvm::SetVector<Value> opRoots;
+      for (Value saved : memory.getSavedValues(op))
+        opRoots.insert(getStorageRoot(saved));
+      newBytes += std::max<int64_t>(
+          0, memory.getSavedBytes(op) - bytesOfRoots(opRoots));
+      for (Value root : opRoots) {
+        if (inRoots.contains(root))
+          segment.savesInput = true;
+        else if (outRoots.contains(root))
+          segment.savesOutput = true;
+        else
+          savedRoots.insert(root);
+      }
+      int64_t resultBytes = 0;
+      for (Value result : op->getResults())
+        if (isa<TensorType>(result.getType()))
+          resultBytes += bytesOf(result);
+      segment.backwardTransientBytes =
+          std::max(segment.backwardTransientBytes, resultBytes);
+      OpCost forward = cost.getCost(op);
+      segment.forwardCost += forward.seconds;
+      chain.stepSeconds += forward.seconds + cost.getBackwardSeconds(op);
+    }
+    segment.savedBytes = bytesOfRoots(savedRoots) + newBytes;
+
+    bool anyBinary = false;
+    int64_t packed = 0;
+    llvm::SmallDenseSet<Value> seenRoots;
+    for (Value v : inputs) {
+      if (!seenRoots.insert(getStorageRoot(v)).second)
+        continue;
+      auto ranked = dyn_cast<RankedTensorType>(v.getType());
+      if (binary.isBinary(v) && ranked && ranked.hasStaticShape() &&
+          isa<FloatType>(ranked.getElementType())) {
+        anyBinary = true;
+        packed += (ranked.getNumElements() + 7) / 8;
+      } else {
+        packed += bytesOf(v);
+      }
+    }
+    if (anyBinary)
+      segment.packedInputBytes = packed;
+    // Crossing tensors one by one, so a region keeps only those it uses.
+    llvm::DenseMap<Value, unsigned> tensorOfRoot;
+    for (Value v : inputs) {
+      Value root = getStorageRoot(v);
+      if (isFreeValue(root))
+        continue;
+      unsigned use = firstUseSegment(v, s);
+      auto [it, fresh] =
+          tensorOfRoot.try_emplace(root, segment.crossing.size());
+      if (!fresh) {
+        CrossingTensor &known = segment.crossing[it->second];
+        known.firstUse = std::min(known.firstUse, use);
+        continue;
+      }
+      CrossingTensor tensor;
+      tensor.firstUse = use;
+      tensor.bytes = bytesOf(root);
+      auto ranked = dyn_cast<RankedTensorType>(root.getType());
+      tensor.packedBytes =
+          binary.isBinary(v) && ranked && ranked.hasStaticShape() &&
+                  isa<FloatType>(ranked.getElementType())
+              ? (ranked.getNumElements() + 7) / 8
+              : tensor.bytes;
+      segment.crossing.push_back(tensor);
+    }
+
+    for (Operation *op : ops) {
+      auto torchOp = dyn_cast<TorchOp>(op);
+      if (isa<SetAttrOp>(op) || (torchOp && torchOp.getSideEffects()) ||
+          opInAnyModule(op, options.forbidCheckpoint))
+        segment.forbidCheckpoint = true;
+      if (opInAnyModule(op, options.forceCheckpoint))
+        segment.forceCheckpoint = true;
+    }
+    chain.segments.push_back(std::move(segment));
+    chain.ops.push_back(std::move(ops));
+    chain.crossing.push_back(std::move(inputs));
+  }
+  return chain;
+}

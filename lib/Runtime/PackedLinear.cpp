@@ -1,0 +1,262 @@
+//===- PackedLinear.cpp - Linear layer that keeps its input packed --------===//
+//
+// Forward is at::linear. Its backward is not one formula: at::linear is a
+// composite whose decomposition depends on the input's rank and layout, the
+// bias and the LibTorch version (compat::linearDecomposition,
+// compat::matmulFoldsBatch), and autograd differentiates the ops it calls:
+//
+//   Addmm  addmm(bias, x2, w.t()), x2 = the 2-D input or the [-1, in] view of
+//          the contiguous N-D input
+//   Mm     matmul folding the input: x2 = x (2-D), x.unsqueeze(0) (1-D) or
+//          x.reshape({-1, in}) (N-D); x2.mm(w.t()); then add_(bias)
+//   Bmm    matmul that cannot fold the input (e.g. a 3-D input whose last two
+//          dims are transposed): x.expand().reshape({b, n, in}).bmm(
+//          w.t().expand({..., in, out}).reshape({b, in, out})); add_(bias)
+//
+// Backward applies the derivative formulas of addmm / mm / bmm / expand /
+// reshape / t as written in PyTorch's derivatives.yaml and FunctionsManual
+// (mm_mat1_backward, mm_mat2_backward; the bias gradient is at::sum_to of the
+// gradient of the op that consumed it), with the same tensors, sizes and
+// strides, so the results equal eager's bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PackedInputOps.h"
+#include "PackedInputSaved.h"
+
+#include "memopt/Runtime/PackedInput.h"
+#include "memopt/Runtime/TorchCompat.h"
+
+#include <ATen/ExpandUtils.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <array>
+
+namespace memopt::runtime {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+constexpr const char *kStateKey = "memopt_linear_packed";
+
+enum class LinearPath { Addmm, Mm, Bmm };
+
+struct LinearPackedState : torch::CustomClassHolder {
+  PackedInputLayout layout;
+  bool packed = false;
+  LinearPath path = LinearPath::Mm;
+  bool hasBias = false;
+  std::vector<int64_t> biasSizes;
+};
+
+void checkLinearArgs(const at::Tensor &input, const at::Tensor &weight) {
+  TORCH_CHECK(weight.dim() == 2,
+              "memopt: linear_packed: expected a 2-D weight, got a ",
+              weight.dim(), "-D one");
+  TORCH_CHECK(input.dim() >= 1,
+              "memopt: linear_packed: expected an input of at least 1 "
+              "dimension, got a 0-D one");
+}
+
+LinearPath choosePath(const at::Tensor &input, const at::Tensor &weight,
+                      const at::Tensor &bias) {
+  if (compat::linearDecomposition(input, weight, bias) ==
+      compat::LinearDecomposition::Addmm)
+    return LinearPath::Addmm;
+  if (input.dim() <= 2 || compat::matmulFoldsBatch(input, weight.t()))
+    return LinearPath::Mm;
+  return LinearPath::Bmm;
+}
+
+/// FunctionsManual.cpp's mm_mat1_backward for strided tensors (alpha = 1):
+/// the gradient of mat1 in mat1.mm(mat2).
+at::Tensor mmMat1Backward(const at::Tensor &grad, const at::Tensor &mat2,
+                          at::IntArrayRef mat1Sizes,
+                          at::IntArrayRef mat1Strides) {
+  // A column-major mat1 gets a column-major gradient.
+  if (mat1Strides[0] == 1 && mat1Strides[1] == mat1Sizes[0])
+    return mat2.mm(grad.t()).t();
+  return grad.mm(mat2.t());
+}
+
+/// FunctionsManual.cpp's mm_mat2_backward for strided tensors (alpha = 1).
+at::Tensor mmMat2Backward(const at::Tensor &grad, const at::Tensor &mat1,
+                          at::IntArrayRef mat2Sizes,
+                          at::IntArrayRef mat2Strides) {
+  if (mat2Strides[0] == 1 && mat2Strides[1] == mat2Sizes[0])
+    return grad.t().mm(mat1).t();
+  return mat1.t().mm(grad);
+}
+
+int64_t leadingNumel(at::IntArrayRef sizes, size_t trailing) {
+  int64_t n = 1;
+  for (size_t i = 0; i + trailing < sizes.size(); ++i)
+    n *= sizes[i];
+  return n;
+}
+
+/// Gradients of addmm / mm (the Addmm and Mm paths).
+void matrixBackward(const LinearPackedState &state, const at::Tensor &grad,
+                    const at::Tensor &x, const at::Tensor &weight,
+                    const std::array<bool, 3> &mask, variable_list &result) {
+  const at::Tensor wt = weight.t();
+  const int64_t dim = x.dim();
+  const int64_t out = weight.size(0);
+  at::Tensor x2, grad2;
+  if (dim == 2) {
+    x2 = x;
+    grad2 = grad;
+  } else if (dim == 1) {
+    x2 = x.unsqueeze(0);
+    grad2 = grad.unsqueeze(0);
+  } else {
+    const int64_t rows = leadingNumel(x.sizes(), 1);
+    x2 = state.path == LinearPath::Addmm
+             ? x.contiguous().view({rows, x.size(-1)})
+             : x.reshape({rows, x.size(-1)});
+    grad2 = grad.reshape({rows, out});
+  }
+  if (mask[0]) {
+    at::Tensor g = mmMat1Backward(grad2, wt, x2.sizes(), x2.strides());
+    result[0] = dim == 2 ? g : dim == 1 ? g.squeeze(0) : g.reshape(x.sizes());
+  }
+  if (mask[1])
+    result[1] = mmMat2Backward(grad2, x2, wt.sizes(), wt.strides()).t();
+  if (mask[2])
+    result[2] = at::sum_to(state.path == LinearPath::Addmm ? grad2 : grad,
+                           state.biasSizes);
+}
+
+/// Gradients of matmul's bmm branch, then expand / reshape.
+void batchedBackward(const LinearPackedState &state, const at::Tensor &grad,
+                     const at::Tensor &x, const at::Tensor &weight,
+                     const std::array<bool, 3> &mask, variable_list &result) {
+  const at::Tensor wt = weight.t();
+  const auto sizes = x.sizes();
+  const int64_t n = sizes[sizes.size() - 2];
+  const int64_t in = sizes.back();
+  const int64_t out = weight.size(0);
+  const int64_t batch = leadingNumel(sizes, 2);
+  std::vector<int64_t> wtExpanded(sizes.begin(), sizes.end() - 2);
+  wtExpanded.push_back(in);
+  wtExpanded.push_back(out);
+  const at::Tensor grad3 = grad.reshape({batch, n, out});
+  if (mask[0]) {
+    const at::Tensor wt3 = wt.expand(wtExpanded).reshape({batch, in, out});
+    result[0] =
+        at::sum_to(grad3.bmm(wt3.transpose(1, 2)).reshape(sizes), sizes);
+  }
+  if (mask[1]) {
+    const at::Tensor x3 = x.expand(sizes).reshape({batch, n, in});
+    at::Tensor gwt = x3.transpose(1, 2).bmm(grad3).reshape(wtExpanded);
+    result[1] = at::sum_to(gwt, wt.sizes()).t();
+  }
+  if (mask[2])
+    result[2] = at::sum_to(grad, state.biasSizes);
+}
+
+struct LinearPackedFunction
+    : public torch::autograd::Function<LinearPackedFunction> {
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &input,
+                            const at::Tensor &weight,
+                            const c10::optional<at::Tensor> &bias,
+                            c10::string_view kindName, CompressionKind kind) {
+    checkLinearArgs(input, weight);
+    auto state = c10::make_intrusive<LinearPackedState>();
+    state->hasBias = bias.has_value() && bias->defined();
+    if (state->hasBias)
+      state->biasSizes = bias->sizes().vec();
+    state->path =
+        choosePath(input, weight, state->hasBias ? *bias : at::Tensor());
+    // The input is needed only for the weight gradient.
+    at::Tensor payload;
+    if (ctx->needs_input_grad(1)) {
+      payload = packInput(input, kind, "linear_packed", state->layout);
+      state->packed = true;
+    } else {
+      describeInput(input, state->layout);
+    }
+    at::Tensor output;
+    {
+      at::AutoDispatchBelowADInplaceOrView belowAutograd;
+      output =
+          packedops::linearPackedHandle().call(input, weight, bias, kindName);
+    }
+    ctx->save_for_backward({payload, weight});
+    ctx->saved_data[kStateKey] = c10::IValue::make_capsule(state);
+    return output;
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    TORCH_CHECK(!at::GradMode::is_enabled(),
+                "memopt::linear_packed does not support double backward "
+                "(create_graph=True)");
+    auto state = c10::static_intrusive_pointer_cast<LinearPackedState>(
+        ctx->saved_data.at(kStateKey).toCapsule());
+    variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &payload = saved[0];
+    const at::Tensor &weight = saved[1];
+
+    variable_list result(5); // input, weight, bias, kind name, kind
+    const at::Tensor &grad = grads[0];
+    if (!grad.defined())
+      return result;
+    const std::array<bool, 3> mask{ctx->needs_input_grad(0),
+                                   ctx->needs_input_grad(1),
+                                   state->hasBias && ctx->needs_input_grad(2)};
+    // Without the weight gradient only the input's sizes and strides matter:
+    // a meta tensor carries them for free.
+    const at::Tensor x =
+        state->packed && mask[1]
+            ? unpackInput(payload, state->layout)
+            : inputPlaceholder(state->layout, grad.options().device(at::kMeta));
+    if (state->path == LinearPath::Bmm)
+      batchedBackward(*state, grad, x, weight, mask, result);
+    else
+      matrixBackward(*state, grad, x, weight, mask, result);
+    return result;
+  }
+};
+
+} // namespace
+
+namespace packedops {
+
+at::Tensor linearForward(const at::Tensor &input, const at::Tensor &weight,
+                         const c10::optional<at::Tensor> &bias,
+                         c10::string_view kind) {
+  parsePackedInputKind(kind, "linear_packed");
+  checkLinearArgs(input, weight);
+  return at::linear(input, weight, bias);
+}
+
+at::Tensor linearAutograd(const at::Tensor &input, const at::Tensor &weight,
+                          const c10::optional<at::Tensor> &bias,
+                          c10::string_view kind) {
+  const CompressionKind parsed = parsePackedInputKind(kind, "linear_packed");
+  const bool hasBias = bias.has_value() && bias->defined();
+  const bool needsGrad = at::GradMode::is_enabled() &&
+                         (input.requires_grad() || weight.requires_grad() ||
+                          (hasBias && bias->requires_grad()));
+  if (!needsGrad) {
+    at::AutoDispatchBelowADInplaceOrView belowAutograd;
+    return linearPackedHandle().call(input, weight, bias, kind);
+  }
+  c10::optional<at::Tensor> definedBias;
+  if (hasBias)
+    definedBias = *bias;
+  return LinearPackedFunction::apply(input, weight, definedBias, kind, parsed);
+}
+
+} // namespace packedops
+
+at::Tensor linearPacked(const at::Tensor &input, const at::Tensor &weight,
+                        const c10::optional<at::Tensor> &bias,
+                        CompressionKind kind) {
+  return packedops::linearPackedHandle().call(input, weight, bias,
+                                              compressionKindName(kind));
+}
+
+} // namespace memopt::runtime

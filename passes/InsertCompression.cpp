@@ -1,0 +1,102 @@
+//===- InsertCompression.cpp - memopt-insert-compression ------------------===//
+//
+// Packs binary saved tensors: the inputs convolutions and linear layers keep
+// for their weight gradient (no recompute needed), and binary inputs of
+// checkpoint regions.
+//
+//===----------------------------------------------------------------------===//
+#include "memopt/Analysis/BinaryValueAnalysis.h"
+#include "memopt/Analysis/TrainingMemoryModel.h"
+#include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Planning/FunctionChain.h"
+#include "memopt/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mlir::memopt {
+#define GEN_PASS_DEF_INSERTCOMPRESSION
+#include "memopt/Transforms/Passes.h.inc"
+} // namespace mlir::memopt
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+namespace {
+bool isPackableFloatTensor(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  return ranked && ranked.hasStaticShape() &&
+         (ranked.getElementType().isF32() || ranked.getElementType().isF16() ||
+          ranked.getElementType().isBF16());
+}
+
+/// Convolutions with int[] padding and linear layers: what the runtime's
+/// packed-input ops implement.
+bool hasPackedInputVariant(TorchOp op) {
+  bool known = llvm::StringSwitch<bool>(op.getName())
+                   .Cases("aten::conv1d", "aten::conv2d", "aten::conv3d", true)
+                   .Case("aten::linear", true)
+                   .Default(false);
+  return known && op.getOverload().value_or("").empty();
+}
+
+/// An activation: not a function input, parameter or buffer (those stay
+/// resident whatever autograd saves).
+bool isActivation(Value value) {
+  return !isa<BlockArgument>(value) && !isFreeValue(value);
+}
+
+struct InsertCompressionPass
+    : public memopt::impl::InsertCompressionBase<InsertCompressionPass> {
+  using InsertCompressionBase::InsertCompressionBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal() || func->hasAttr("memopt.passthrough"))
+      return markAllAnalysesPreserved();
+    SmallVector<std::string> assumed(assumeBinary.begin(), assumeBinary.end());
+    BinaryValueAnalysis binary(func, assumed);
+    MLIRContext *context = &getContext();
+    auto bit = CompressPolicyAttr::get(context, CompressionKind::bit);
+
+    if (savedInputs) {
+      TrainingMemoryModel memory(func);
+      // How many ops keep each value: packing one copy frees nothing while
+      // another op keeps the full tensor.
+      DenseMap<Value, unsigned> keepers;
+      for (Operation &op : func.getBody().front())
+        for (Value saved : memory.getSavedValues(&op))
+          ++keepers[saved];
+      for (Operation &nested : func.getBody().front()) {
+        auto op = dyn_cast<TorchOp>(&nested);
+        if (!op || op.getSavedInputAttr() || !hasPackedInputVariant(op) ||
+            op.getNumOperands() == 0)
+          continue;
+        Value input = op.getOperand(0);
+        if (!isActivation(input) || !binary.isBinary(input) ||
+            !isPackableFloatTensor(input.getType()) ||
+            !llvm::is_contained(memory.getSavedValues(op), input) ||
+            keepers.lookup(input) > 1)
+          continue;
+        op.setSavedInputAttr(bit);
+      }
+    }
+
+    if (regions) {
+      func.walk([&](CheckpointOp region) {
+        SmallVector<Attribute> policies(region.getPolicies().begin(),
+                                        region.getPolicies().end());
+        bool changed = false;
+        for (auto [i, input] : llvm::enumerate(region.getInputs()))
+          if (isa<KeepPolicyAttr>(policies[i]) && isActivation(input) &&
+              binary.isBinary(input) && isPackableFloatTensor(input.getType())) {
+            policies[i] = bit;
+            changed = true;
+          }
+        if (changed)
+          region.setPoliciesAttr(ArrayAttr::get(context, policies));
+      });
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,82 @@
+//===- MemoptPipeline.cpp - the memopt-pipeline pass pipeline -------------===//
+//
+// What memopt-compile runs between import and export: pack binary saved
+// inputs of convolutions (no recompute), plan checkpoint regions for the
+// budget or preference, then pack binary region inputs.
+//
+//===----------------------------------------------------------------------===//
+#include "memopt/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+namespace {
+struct MemoptPipelineOptions
+    : public PassPipelineOptions<MemoptPipelineOptions> {
+  Option<std::string> budget{*this, "budget",
+                             llvm::cl::desc("Peak budget: bytes (800MB, "
+                                            "1.5GiB) or a percentage (40%)"),
+                             llvm::cl::init("")};
+  Option<std::string> prefer{*this, "prefer",
+                             llvm::cl::desc("speed | balanced | memory"),
+                             llvm::cl::init("")};
+  Option<std::string> device{*this, "device", llvm::cl::desc("cpu | cuda"),
+                             llvm::cl::init("cpu")};
+  ListOption<std::string> checkpoint{
+      *this, "checkpoint", llvm::cl::desc("Module paths to recompute")};
+  ListOption<std::string> noCheckpoint{
+      *this, "no-checkpoint", llvm::cl::desc("Module paths not to recompute")};
+  ListOption<std::string> assumeBinary{
+      *this, "assume-binary",
+      llvm::cl::desc("Module paths whose outputs are asserted binary")};
+  Option<bool> allowOverBudget{
+      *this, "allow-over-budget",
+      llvm::cl::desc("Apply the least-peak plan when the budget cannot be met"),
+      llvm::cl::init(false)};
+  Option<bool> compress{*this, "compress",
+                        llvm::cl::desc("Pack binary saved tensors"),
+                        llvm::cl::init(true)};
+};
+
+void buildMemoptPipeline(OpPassManager &pm,
+                         const MemoptPipelineOptions &options) {
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createFunctionalizeLists());
+  InsertCompressionOptions saved;
+  saved.assumeBinary = options.assumeBinary;
+  saved.regions = false;
+  saved.savedInputs = options.compress;
+  funcPm.addPass(createInsertCompression(saved));
+
+  InsertCheckpointsOptions plan;
+  plan.budget = options.budget;
+  plan.prefer = options.prefer;
+  plan.device = options.device;
+  plan.checkpoint = options.checkpoint;
+  plan.noCheckpoint = options.noCheckpoint;
+  plan.assumeBinary = options.assumeBinary;
+  plan.allowOverBudget = options.allowOverBudget;
+  funcPm.addPass(createInsertCheckpoints(plan));
+
+  if (options.compress) {
+    InsertCompressionOptions regions;
+    regions.assumeBinary = options.assumeBinary;
+    regions.regions = true;
+    regions.savedInputs = false;
+    funcPm.addPass(createInsertCompression(regions));
+  }
+}
+} // namespace
+
+void mlir::memopt::registerMemoptPipeline() {
+  PassPipelineRegistration<MemoptPipelineOptions>(
+      "memopt-pipeline",
+      "Plan training memory: pack binary saved inputs, insert checkpoint "
+      "regions for a budget or preference, pack binary region inputs",
+      buildMemoptPipeline);
+}

@@ -1,0 +1,229 @@
+"""Benchmark models for memory prediction and planning, at chosen sizes.
+
+Every entry is a function returning `(model, inputs)`: a freshly built
+`nn.Module` in training mode (deterministic under `torch.manual_seed`) and
+its inputs as `[(name, shape), ...]` (float32), the names being those of
+`forward`'s arguments (what `memopt-translate --input-shape name:AxBx...`
+wants). All models are scriptable with `torch.jit.script`.
+
+    from memopt import zoo
+    model, inputs = zoo.spiking_vgg(steps=4, batch=2, size=48, blocks=8)
+    model, inputs = zoo.build("resnet18", "small")
+
+`ZOO` maps names to entry functions and `SIZES` gives two input sizes per
+entry ("small", "large") cheap enough to train a step on a CPU.
+"""
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+import torch.nn as nn
+
+Inputs = List[Tuple[str, Tuple[int, ...]]]
+
+__all__ = ["LIF", "SpikingVGG", "EncoderClassifier", "spiking_vgg",
+           "transformer_encoder", "vit", "torchvision_model", "ZOO", "SIZES",
+           "build", "input_specs"]
+
+
+# ---------------------------------------------------------------------------
+# Spiking VGG
+# ---------------------------------------------------------------------------
+
+class LIF(nn.Module):
+    """Multi-step leaky integrate-and-fire neuron over `x` of [T, B, ...].
+
+    Written as an explicit loop over T so that TorchScript compiles it (the
+    memopt importer unrolls it): v = v + (x_t - v) / tau; the spike is the
+    Heaviside `v >= threshold` cast to float with a sigmoid straight-through
+    surrogate gradient (`hard + (soft - soft.detach())`); hard reset
+    v = v * (1 - spike).
+    """
+
+    def __init__(self, steps: int, tau: float = 2.0, threshold: float = 1.0,
+                 alpha: float = 4.0):
+        super().__init__()
+        self.steps = steps
+        self.tau = tau
+        self.threshold = threshold
+        self.alpha = alpha
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        v = torch.zeros_like(x[0])
+        spikes: List[torch.Tensor] = []
+        for t in range(self.steps):
+            v = v + (x[t] - v) / self.tau
+            hard = (v >= self.threshold).to(x.dtype)
+            soft = torch.sigmoid(self.alpha * (v - self.threshold))
+            spike = hard + (soft - soft.detach())
+            v = v * (1.0 - spike)
+            spikes.append(spike)
+        return torch.stack(spikes)
+
+
+class SpikingVGG(nn.Module):
+    """VGG of conv3x3-BatchNorm-LIF blocks on event frames [T, B, C, H, W].
+
+    Convolutions run on x.flatten(0, 1) ([T*B, C, H, W]); a 2x2 max-pool
+    follows the blocks listed in `pool_after`; the head averages the last
+    feature map over space and time and applies a linear layer.
+    """
+
+    def __init__(self, steps: int = 4, in_channels: int = 2,
+                 channels: Sequence[int] = (16, 16, 32, 32, 64, 64, 64, 64),
+                 pool_after: Sequence[int] = (1, 3, 5), classes: int = 10):
+        super().__init__()
+        self.steps = steps
+        convs, bns, lifs = [], [], []
+        c_in = in_channels
+        for c_out in channels:
+            convs.append(nn.Conv2d(c_in, c_out, 3, padding=1, bias=False))
+            bns.append(nn.BatchNorm2d(c_out))
+            lifs.append(LIF(steps))
+            c_in = c_out
+        self.convs = nn.ModuleList(convs)
+        self.bns = nn.ModuleList(bns)
+        self.lifs = nn.ModuleList(lifs)
+        self.pool = [i in pool_after for i in range(len(channels))]
+        self.fc = nn.Linear(c_in, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        steps, batch = x.shape[0], x.shape[1]
+        i = 0
+        for conv, bn, lif in zip(self.convs, self.bns, self.lifs):
+            y = bn(conv(x.flatten(0, 1)))
+            if self.pool[i]:
+                y = torch.max_pool2d(y, 2)
+            x = lif(y.reshape([steps, batch] + list(y.shape[1:])))
+            i += 1
+        y = x.mean(dim=[0, 3, 4])  # [B, C]
+        return self.fc(y)
+
+
+def spiking_vgg(steps: int = 4, batch: int = 2, size: int = 48,
+                blocks: int = 8, in_channels: int = 2,
+                channels: Optional[Sequence[int]] = None,
+                pool_after: Optional[Sequence[int]] = None,
+                classes: int = 10) -> Tuple[nn.Module, Inputs]:
+    """A spiking VGG with `blocks` conv-BN-LIF blocks on [steps, batch,
+    in_channels, size, size] event frames.
+
+    `channels` defaults to widths doubling from 16 every two blocks (capped
+    at 128); `pool_after` to every second block while the map is >= 8 px.
+    """
+    if channels is None:
+        channels = [min(16 << (i // 2), 128) for i in range(blocks)]
+    channels = list(channels)
+    if len(channels) != blocks:
+        raise ValueError(f"{len(channels)} channel widths for {blocks} blocks")
+    if pool_after is None:
+        pool_after, s = [], size
+        for i in range(blocks - 1):
+            if i % 2 == 1 and s >= 8:
+                pool_after.append(i)
+                s //= 2
+    model = SpikingVGG(steps, in_channels, channels, pool_after, classes)
+    return model.train(), [("x", (steps, batch, in_channels, size, size))]
+
+
+# ---------------------------------------------------------------------------
+# Transformers
+# ---------------------------------------------------------------------------
+
+class EncoderClassifier(nn.Module):
+    """torch.nn.TransformerEncoder over [B, S, D] tokens, mean-pooled, and a
+    linear head."""
+
+    def __init__(self, dim: int = 64, heads: int = 4, ff: int = 128,
+                 layers: int = 2, classes: int = 10, dropout: float = 0.1):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(dim, nhead=heads,
+                                           dim_feedforward=ff,
+                                           dropout=dropout, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=layers,
+                                             enable_nested_tensor=False)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, src: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(src).mean(1))
+
+
+def transformer_encoder(batch: int = 2, seq: int = 16, dim: int = 64,
+                        heads: int = 4, ff: int = 128, layers: int = 2,
+                        dropout: float = 0.1) -> Tuple[nn.Module, Inputs]:
+    model = EncoderClassifier(dim, heads, ff, layers, dropout=dropout)
+    return model.train(), [("src", (batch, seq, dim))]
+
+
+def vit(batch: int = 2, image: int = 32, patch: int = 8, layers: int = 2,
+        heads: int = 4, hidden: int = 64, mlp: int = 128,
+        dropout: float = 0.1) -> Tuple[nn.Module, Inputs]:
+    """torchvision's VisionTransformer at a small configuration."""
+    from torchvision.models.vision_transformer import VisionTransformer
+    model = VisionTransformer(image_size=image, patch_size=patch,
+                              num_layers=layers, num_heads=heads,
+                              hidden_dim=hidden, mlp_dim=mlp, dropout=dropout,
+                              attention_dropout=dropout, num_classes=10)
+    return model.train(), [("x", (batch, 3, image, image))]
+
+
+# ---------------------------------------------------------------------------
+# torchvision CNNs
+# ---------------------------------------------------------------------------
+
+def torchvision_model(name: str, batch: int = 2,
+                      image: int = 32) -> Tuple[nn.Module, Inputs]:
+    import torchvision
+    model = getattr(torchvision.models, name)(num_classes=10)
+    return model.train(), [("x", (batch, 3, image, image))]
+
+
+def _tv(name: str) -> Callable[..., Tuple[nn.Module, Inputs]]:
+    def entry(batch: int = 2, image: int = 32):
+        return torchvision_model(name, batch, image)
+    entry.__name__ = name
+    entry.__doc__ = f"torchvision.models.{name}(num_classes=10)"
+    return entry
+
+
+ZOO: Dict[str, Callable[..., Tuple[nn.Module, Inputs]]] = {
+    "resnet18": _tv("resnet18"),
+    "resnet50": _tv("resnet50"),
+    "mobilenet_v2": _tv("mobilenet_v2"),
+    "densenet121": _tv("densenet121"),
+    "efficientnet_b0": _tv("efficientnet_b0"),
+    "vit": vit,
+    "transformer_encoder": transformer_encoder,
+    "spiking_vgg": spiking_vgg,
+}
+
+# Two sizes per entry, as keyword arguments of its function.
+SIZES: Dict[str, Dict[str, dict]] = {
+    "resnet18": {"small": dict(batch=2, image=32),
+                 "large": dict(batch=4, image=64)},
+    "resnet50": {"small": dict(batch=2, image=32),
+                 "large": dict(batch=4, image=64)},
+    "mobilenet_v2": {"small": dict(batch=2, image=32),
+                     "large": dict(batch=4, image=64)},
+    "densenet121": {"small": dict(batch=2, image=32),
+                    "large": dict(batch=4, image=64)},
+    "efficientnet_b0": {"small": dict(batch=2, image=32),
+                        "large": dict(batch=4, image=64)},
+    "vit": {"small": dict(batch=2, image=32, layers=2, hidden=64, mlp=128),
+            "large": dict(batch=8, image=64, layers=4, hidden=128, mlp=256)},
+    "transformer_encoder": {"small": dict(batch=2, seq=16, dim=64),
+                            "large": dict(batch=8, seq=64, dim=128, ff=256)},
+    "spiking_vgg": {"small": dict(batch=2, size=32),
+                    "large": dict(batch=2, size=48)},
+}
+
+
+def build(name: str, size: str = "small",
+          seed: int = 0) -> Tuple[nn.Module, Inputs]:
+    """The zoo entry `name` at size "small" or "large", seeded."""
+    torch.manual_seed(seed)
+    return ZOO[name](**SIZES[name][size])
+
+
+def input_specs(inputs: Inputs) -> List[str]:
+    """`--input-shape` arguments of memopt-translate for `inputs`."""
+    return [f"{n}:{'x'.join(map(str, s))}" for n, s in inputs]

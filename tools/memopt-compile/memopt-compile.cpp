@@ -1,0 +1,155 @@
+//===- memopt-compile.cpp - one-shot import -> plan -> export -------------===//
+//
+// The step a user's build calls:
+//   memopt-compile model.pt -o model.memopt.pt --input-shape x:8x3x224x224
+//       [--budget 1.5GiB|40%] [--prefer speed|balanced|memory] ...
+// Command-line glue only; the work is lib/Compile (docs/compile.md).
+//
+//===----------------------------------------------------------------------===//
+#include "memopt/Compile/CompileDriver.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("memopt-compile options");
+
+static cl::opt<std::string> input(cl::Positional, cl::desc("<model.pt>"),
+                                  cl::cat(category));
+static cl::opt<std::string>
+    output("o", cl::desc("Write the compiled TorchScript module here"),
+           cl::value_desc("file.pt"), cl::cat(category));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Shape of a forward input, name:D0xD1x...[:dtype]; one per "
+             "tensor input, together one signature"),
+    cl::value_desc("spec"), cl::cat(category));
+static cl::list<std::string>
+    specs("spec",
+          cl::desc("One input signature: input specs separated by ',' "
+                   "(repeatable)"),
+          cl::value_desc("x:8x3x32x32,y:8:i64"), cl::cat(category));
+static cl::list<std::string> passthroughSpecs(
+    "passthrough-spec",
+    cl::desc("A signature compiled without planning (repeatable)"),
+    cl::value_desc("signature"), cl::cat(category));
+static cl::opt<std::string>
+    signaturesFile("signatures",
+                   cl::desc("Recorded input signatures (JSON) to compile"),
+                   cl::value_desc("rec.json"), cl::cat(category));
+static cl::opt<bool> strictSignatures(
+    "strict-signatures",
+    cl::desc("Fail at run time on a signature that was not compiled"),
+    cl::cat(category));
+static cl::opt<std::string>
+    fallback("fallback",
+             cl::desc("Uncompiled signatures run: generic (planned, dynamic "
+                      "shapes) or original (the unplanned model)"),
+             cl::value_desc("generic|original"), cl::init("generic"),
+             cl::cat(category));
+static cl::opt<std::string>
+    budget("budget",
+           cl::desc("Peak training memory to plan for: bytes (123456, 800MB, "
+                    "1.5GiB) or a percentage of the baseline peak (40%)"),
+           cl::value_desc("bytes|N%"), cl::cat(category));
+static cl::opt<std::string>
+    prefer("prefer", cl::desc("Trade-off without a budget, or within it"),
+           cl::value_desc("speed|balanced|memory"), cl::init("balanced"),
+           cl::cat(category));
+static cl::opt<std::string>
+    device("device", cl::desc("Where training runs (cuda allows offload)"),
+           cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(category));
+static cl::list<std::string>
+    checkpoint("checkpoint",
+               cl::desc("Module paths forced into checkpoint regions"),
+               cl::value_desc("a.b,c"), cl::CommaSeparated, cl::cat(category));
+static cl::list<std::string>
+    noCheckpoint("no-checkpoint",
+                 cl::desc("Module paths never recomputed"),
+                 cl::value_desc("a.b,c"), cl::CommaSeparated,
+                 cl::cat(category));
+static cl::list<std::string>
+    assumeBinary("assume-binary",
+                 cl::desc("Module paths whose outputs are asserted 0/1"),
+                 cl::value_desc("a.b,c"), cl::CommaSeparated,
+                 cl::cat(category));
+static cl::opt<std::string> passPipeline(
+    "pass-pipeline",
+    cl::desc("Advanced: run this textual pass pipeline instead of the "
+             "planning pipeline"),
+    cl::value_desc("builtin.module(...)"), cl::cat(category));
+static cl::opt<bool> analyzeOnly(
+    "analyze-only",
+    cl::desc("Import and predict memory only; no planning (-o then writes "
+             "the unplanned model)"),
+    cl::cat(category));
+static cl::opt<std::string>
+    reportPath("report", cl::desc("Write the JSON report here"),
+               cl::value_desc("report.json"), cl::cat(category));
+static cl::opt<std::string>
+    emitMlir("emit-mlir", cl::desc("Write the IR after the pipeline here"),
+             cl::value_desc("out.mlir"), cl::cat(category));
+static cl::opt<bool> allowOverBudget(
+    "allow-over-budget",
+    cl::desc("When the budget cannot be met, write the least-peak plan "
+             "instead of failing"),
+    cl::cat(category));
+static cl::opt<bool>
+    timeline("timeline", cl::desc("Print the per-op live-bytes timeline"),
+             cl::cat(category));
+static cl::alias timelineShort("v", cl::desc("Alias for --timeline"),
+                               cl::aliasopt(timeline), cl::cat(category));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  std::string parseErrors;
+  llvm::raw_string_ostream parseStream(parseErrors);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "memopt-compile: TorchScript model -> memory-planned TorchScript "
+          "model (docs/compile.md)\n",
+          &parseStream)) {
+    // llvm::cl's message is "<tool>: <what>.  Try: ..." plus hints: one
+    // line in memopt's format instead.
+    llvm::StringRef message = llvm::StringRef(parseErrors).trim();
+    message = message.split('\n').first;
+    if (auto [tool, rest] = message.split(": ");
+        !rest.empty() && !tool.contains(' '))
+      message = rest;
+    message = message.split("  Try:").first.trim().rtrim('.');
+    llvm::errs() << "memopt: error: " << message
+                 << " (memopt-compile --help lists the options)\n";
+    return 1;
+  }
+
+  mlir::memopt::CompileOptions options;
+  options.inputPath = input;
+  options.outputPath = output;
+  options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
+  options.specs.assign(specs.begin(), specs.end());
+  options.passthroughSpecs.assign(passthroughSpecs.begin(),
+                                  passthroughSpecs.end());
+  options.signaturesFile = signaturesFile;
+  options.strictSignatures = strictSignatures;
+  options.fallback = fallback;
+  options.budget = budget;
+  options.prefer = prefer;
+  options.device = device;
+  options.checkpoint.assign(checkpoint.begin(), checkpoint.end());
+  options.noCheckpoint.assign(noCheckpoint.begin(), noCheckpoint.end());
+  options.assumeBinary.assign(assumeBinary.begin(), assumeBinary.end());
+  options.passPipeline = passPipeline;
+  options.analyzeOnly = analyzeOnly;
+  options.reportPath = reportPath;
+  options.emitMlirPath = emitMlir;
+  options.allowOverBudget = allowOverBudget;
+  options.timeline = timeline;
+  options.commandLine = mlir::memopt::joinCommandLine(argc, argv);
+  return mlir::memopt::runCompile(options, llvm::errs());
+}
