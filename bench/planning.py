@@ -111,7 +111,12 @@ class Bench:
         entry = {"model": name, "label": label, "inputs": specs,
                  "args": extra, "out": str(out)}
         try:
-            report = measure.compile_model(pt, out, specs, extra)
+            report = None
+            for _ in range(max(1, self.args.compile_repeats)):
+                r = measure.compile_model(pt, out, specs, extra)
+                if report is None or \
+                        r["_compile"]["wall_s"] < report["_compile"]["wall_s"]:
+                    report = r
             entry["report"] = {k: report.get(k) for k in (
                 "baseline", "planned", "budget_bytes", "feasible",
                 "min_reachable_peak_bytes", "planner_peak_bytes",
@@ -142,12 +147,17 @@ class Bench:
 
     def eager(self, name, kwargs):
         r = self.run(name, kwargs, eager=True)
+        _remember(self.best, ("eager", name), r["eager"])
+        r["eager"] = self.best[("eager", name)]
         log(f"  eager {name}: {mib(r['eager']['peak_bytes'])} MiB, "
             f"{r['eager']['step_time_s']:.3f} s")
         return r["eager"]
 
     def checkpoint(self, name, kwargs):
         r = self.run(name, kwargs, checkpoint=True)
+        _remember(self.best, ("checkpoint", name), r["checkpoint"])
+        r["checkpoint"]["step_time_min_s"] = \
+            self.best[("checkpoint", name)]["step_time_min_s"]
         log(f"  torch.utils.checkpoint {name}: "
             f"{mib(r['checkpoint']['peak_bytes'])} MiB, "
             f"{r['checkpoint']['step_time_s']:.3f} s")
@@ -168,8 +178,12 @@ class Bench:
         m = got["measure"]
         if compare:
             m["compare"] = got["compare"]
-        entry["measured"] = m
-        self.compiled_runs.append(entry)
+        key = ("compiled", name, entry["label"])
+        _remember(self.best, key, m)
+        m = self.best[key]
+        if entry not in self.compiled_runs:
+            entry["measured"] = m
+            self.compiled_runs.append(entry)
         log(f"  memopt {name} {entry['label']}: {mib(m['peak_bytes'])} MiB, "
             f"{m['step_time_s']:.3f} s"
             + (f", bitwise={got['compare']['bitwise']} worst rel "
@@ -181,19 +195,32 @@ class Bench:
     def section_a(self):
         name, kwargs = self.snn
         log(f"== (a) {name} {kwargs}")
-        eager = self.eager(name, kwargs)
+        entries = {label: self.compile(name, kwargs, label, PREFER[label])
+                   for label in ("memory", "balanced", "speed")}
+        # Rounds of fresh processes, interleaved, so that a burst of load
+        # from other processes does not hit one configuration only; the
+        # step time is the fastest step over all rounds.
+        steps = self.args.steps
+        self.args.steps = max(steps, 5)
+        for round_ in range(self.args.rounds):
+            log(f"  round {round_ + 1}/{self.args.rounds}")
+            eager = self.eager(name, kwargs)
+            measured = {label: self.compiled(name, kwargs, entry,
+                                             compare=round_ == 0)
+                        for label, entry in entries.items()}
+            ck = self.checkpoint(name, kwargs)
+        self.args.steps = steps
         rows = [("eager", eager, None, "")]
-        for label in ("memory", "balanced", "speed"):
-            entry = self.compile(name, kwargs, label, PREFER[label])
-            m = self.compiled(name, kwargs, entry, compare=True)
-            rows.append((f"memopt --prefer {label}", m, entry, label))
-        ck = self.checkpoint(name, kwargs)
+        rows += [(f"memopt --prefer {label}", measured[label], entries[label],
+                  label) for label in entries]
         rows.append((f"torch.utils.checkpoint ({ck['wrapped']})", ck, None, ""))
         lines = [f"Input `{spec_text(self.source(name, kwargs)[1])}`, "
                  f"resident (params+buffers+grads) "
                  f"{mib(eager['resident_bytes'])} MiB, "
-                 f"{self.args.threads} thread(s), median of "
-                 f"{self.args.steps} steps.", "",
+                 f"{self.args.threads} thread(s); step time = fastest of "
+                 f"{self.args.rounds} x {max(steps, 5)} steps "
+                 f"({self.args.rounds} fresh processes per configuration, "
+                 f"interleaved).", "",
                  "| configuration | peak (MiB) | vs eager | step (s) | time vs eager | = eager (2 SGD steps) | target | met |",
                  "|---|---:|---:|---:|---:|---|---|---|"]
         for what, m, entry, label in rows:
@@ -203,7 +230,7 @@ class Bench:
                              f"{_target_text(label)} | MISSED |")
                 continue
             red = eager["peak_bytes"] / m["peak_bytes"]
-            slow = m["step_time_s"] / eager["step_time_s"]
+            slow = m["step_time_min_s"] / eager["step_time_min_s"]
             cmp = m.get("compare")
             eq = "-" if cmp is None else (
                 "bitwise" if cmp["bitwise"] else
@@ -219,7 +246,7 @@ class Bench:
                         if x) + ")"
             lines.append(
                 f"| {what} | {mib(m['peak_bytes'])} | {red:.2f}x | "
-                f"{m['step_time_s']:.3f} | {slow:.2f}x | {eq} | {target} | {met} |")
+                f"{m['step_time_min_s']:.3f} | {slow:.2f}x | {eq} | {target} | {met} |")
         self.tables["a"] = lines
 
     def section_b(self):
@@ -236,7 +263,7 @@ class Bench:
             e = eager
             cells = [name, f"`{spec_text(self.source(name, kwargs)[1])}`",
                      mib(e["resident_bytes"]), mib(e["peak_bytes"]),
-                     f"{e['step_time_s']:.2f}"]
+                     f"{e['step_time_min_s']:.2f}"]
             if m is None:
                 err = entry.get("error") or entry.get("run_error", "")
                 cells += [f"failed: {err[:80]}", "", "", ""]
@@ -244,13 +271,13 @@ class Bench:
             else:
                 red = e["peak_bytes"] / m["peak_bytes"]
                 cells += [mib(m["peak_bytes"]), f"{red:.2f}x",
-                          f"{m['step_time_s']:.2f}",
-                          f"{m['step_time_s'] / e['step_time_s']:.2f}x"]
+                          f"{m['step_time_min_s']:.2f}",
+                          f"{m['step_time_min_s'] / e['step_time_min_s']:.2f}x"]
                 met = "yes" if red >= ZOO_TARGET else f"MISSED ({red:.2f}x)"
             cells += [mib(ck["peak_bytes"]),
                       f"{e['peak_bytes'] / ck['peak_bytes']:.2f}x",
-                      f"{ck['step_time_s']:.2f}",
-                      f"{ck['step_time_s'] / e['step_time_s']:.2f}x", met]
+                      f"{ck['step_time_min_s']:.2f}",
+                      f"{ck['step_time_min_s'] / e['step_time_min_s']:.2f}x", met]
             lines.append("| " + " | ".join(cells) + " |")
         self.tables["b"] = lines
 
@@ -283,7 +310,7 @@ class Bench:
                 lines.append(
                     f"| {name} | {text} | {mib(budget)} | {mib(mrp)} | "
                     f"{mib(m['peak_bytes'])} | {ratio:.2f} | "
-                    f"{m['step_time_s']:.2f} | {ok} |")
+                    f"{m['step_time_min_s']:.2f} | {ok} |")
         self.tables["c"] = lines
 
     def section_d(self):
@@ -319,6 +346,20 @@ class Bench:
         self.tables["e"] = lines
 
 
+def _remember(best: dict, key, m: dict) -> None:
+    """Keeps, per configuration, the largest peak and the fastest step seen
+    over rounds (peaks are deterministic; step times are disturbed by other
+    processes on a shared machine)."""
+    if key not in best:
+        best[key] = dict(m)
+        return
+    b = best[key]
+    b["peak_bytes"] = max(b["peak_bytes"], m["peak_bytes"])
+    b["step_time_min_s"] = min(b["step_time_min_s"], m["step_time_min_s"])
+    b.setdefault("rounds", 1)
+    b["rounds"] += 1
+
+
 def _planned(entry):
     rep = entry.get("report") or {}
     return (rep.get("planned") or {}).get("predicted_peak_bytes")
@@ -348,6 +389,10 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--steps", type=int, default=3,
                         help="measured steps per configuration (after 1 warm-up)")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="section a: fresh-process rounds per configuration")
+    parser.add_argument("--compile-repeats", type=int, default=2,
+                        help="compile each configuration this often, keep the fastest")
     parser.add_argument("--quick", action="store_true",
                         help="tiny sizes: a smoke test of the bench itself")
     parser.add_argument("--json", help="also write raw results here")
@@ -365,16 +410,19 @@ def main() -> int:
             else SNN
         bench.zoo_models = [m for m in bench.models if m in bench.sizes
                             and m != "spiking_vgg"]
-        bench.tables, bench.eager_peaks = {}, {}
+        bench.tables, bench.eager_peaks, bench.best = {}, {}, {}
         t0 = time.time()
         for s in "abcde":
             if s in sections:
                 getattr(bench, f"section_{s}")()
         log(f"bench done in {time.time() - t0:.0f} s")
         import torch
+        load = os.getloadavg()
         print(f"memopt bench/planning.py: PyTorch {torch.__version__}, "
-              f"{args.threads} intra-op thread(s), {os.cpu_count()} CPUs, "
-              f"{args.steps} measured steps after 1 warm-up.\n")
+              f"{args.threads} intra-op thread(s), {os.cpu_count()} CPUs "
+              f"(load average at the end {load[0]:.1f} / {load[1]:.1f} / "
+              f"{load[2]:.1f}), {args.steps} measured steps after 1 warm-up "
+              f"(step time: the fastest step), {time.time() - t0:.0f} s.\n")
         for s in "abcde":
             if s in bench.tables:
                 print(f"### {TITLES[s]}\n")

@@ -366,8 +366,22 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
     }
     return;
   }
-  if (!gradOf.try_emplace(value, grad).second)
-    temps.push_back(grad);
+  auto [it, first] = gradOf.try_emplace(value, grad);
+  if (first)
+    return;
+  // A second gradient: autograd adds it in place when it alone holds the
+  // first one's storage (InputBuffer::accumulate); a first gradient that is
+  // a slice of a bigger one (cat's backward) or shared (add's) is replaced
+  // by a new sum, which lets the shared buffer go.
+  temps.push_back(grad);
+  unsigned old = it->second;
+  int64_t bytes = std::max<int64_t>(getDeviceBytes(value.getType()), 0);
+  if (storages[old].refs == 1 && storages[old].bytes == bytes)
+    return;
+  unsigned sum = newStorage(bytes);
+  retain(sum);
+  it->second = sum;
+  release(old);
 }
 
 void MemorySimulator::releaseGrad(Value value) {

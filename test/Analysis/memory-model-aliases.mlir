@@ -66,6 +66,31 @@ func.func @append_stack(%arg0: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
   return %10 : tensor<2x4x8xf32>
 }
 
+// cat's backward gives each input a slice of its gradient. f gets two: the
+// second is summed out of place (the first shares its storage with the
+// whole cat gradient), and the cat gradient can then go.
+//   forward  linear +128; sigmoid +128; cat +256; tanh +256          = 640
+//   end of forward: f (saved by sigmoid), t (saved, returned)        = 384
+//   backward + loss gradient 256; tanh + grad c 256                  = 896
+//            cat: f's slices of grad c, summed into a new 128        = 1024
+//            sigmoid: grad c gone, + grad of linear's output 128     = 896
+//            linear: f and its gradient gone, + grad w 256           = 896
+// CHECK-LABEL: memory-model @cat_slices
+// CHECK: backward aten::tanh live 896
+// CHECK-NEXT: backward aten::cat live 1024
+// CHECK-NEXT: backward aten::sigmoid live 896
+// CHECK-NEXT: backward aten::linear live 896
+func.func @cat_slices(%arg0: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %0 = memopt.param "l.weight" : tensor<8x8xf32>
+  %1 = memopt.get_attr "l.bias" : !memopt.none
+  %2 = memopt.op "aten::linear"(%arg0, %0, %1) [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>] : (tensor<4x8xf32>, tensor<8x8xf32>, !memopt.none) -> tensor<4x8xf32>
+  %3 = memopt.op "aten::sigmoid"(%2) [#memopt.arg<0>] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = memopt.op "prim::ListConstruct"(%3, %3) [#memopt.arg<0>, #memopt.arg<1>] : (tensor<4x8xf32>, tensor<4x8xf32>) -> !memopt.list<tensor<*xf32>>
+  %5 = memopt.op "aten::cat"(%4) [#memopt.arg<0>, 1] : (!memopt.list<tensor<*xf32>>) -> tensor<4x16xf32>
+  %6 = memopt.op "aten::tanh"(%5) [#memopt.arg<0>] : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %6 : tensor<4x16xf32>
+}
+
 // A tuple element and an Optional cast are the values themselves: the
 // gradient of sigmoid's input reaches linear (+ grad w 16x8xf32 = 512).
 //   forward  linear +256; sigmoid +256 (saves its result), y dies     = 512

@@ -25,12 +25,10 @@ CHAIN = INPUTS / "chain_cnn.pt"
 SPIKING = INPUTS / "spiking_cnn.pt"
 TWO_INPUTS = INPUTS / "two_inputs.pt"
 NOT_REGISTERED = "is not registered in this build"
-# Checkpoint regions that read a conv's Optional[Tensor] bias (the stems of
-# the test models) do not export yet ("input of type 'tensor<8xf32>' is not a
-# tensor, int, bool or float"): these tests are about memopt-compile, so they
-# keep those modules out of regions.
-CHAIN_WORKAROUND = ["--no-checkpoint", "stem"]
-SPIKING_WORKAROUND = ["--no-checkpoint", "conv1"]
+# Regions may read a conv's Optional[Tensor] bias (the stems of the test
+# models): no module needs keeping out of regions.
+CHAIN_WORKAROUND: list = []
+SPIKING_WORKAROUND: list = []
 
 
 def compile_tool() -> pathlib.Path:
@@ -244,9 +242,74 @@ def test_spiking_compression_is_reported(tmp_path, runtime):
     for c in data["compressed"]:
         assert c["kind"] in ("bit", "bool", "uint8", "sparse")
         assert 0 < c["bytes_packed"] <= c["bytes_full"]
-    assert "compressed          1 tensor(s)" in result.stderr or \
-        "compressed" in result.stderr
+    assert f"compressed          {len(data['compressed'])} tensor(s)" in result.stderr
     train_and_compare(SPIKING, tmp_path / "o.pt", "2x2x3x8x8")
+
+
+# ---------------------------------------------------------------------------
+# Several signatures
+# ---------------------------------------------------------------------------
+
+_DISPATCH_SCRIPT = r"""
+import sys, torch
+torch.ops.load_library(sys.argv[1])
+model = torch.jit.load(sys.argv[2])
+for shape in sys.argv[3:]:
+    dims = [int(d) for d in shape.split("x")]
+    try:
+        y = model(torch.randn(*dims))
+        y.sum().backward()
+        print(shape, "ok", tuple(y.shape))
+    except Exception as error:
+        print(shape, "raised", str(error).strip().splitlines()[-1])
+"""
+
+
+def run_shapes(compiled, *shapes):
+    result = subprocess.run(
+        [sys.executable, "-c", _DISPATCH_SCRIPT, str(runtime_library_path()),
+         str(compiled), *shapes], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return dict(line.split(" ", 1) for line in result.stdout.splitlines())
+
+
+def test_several_signatures_dispatch(tmp_path):
+    out = tmp_path / "multi.pt"
+    report = tmp_path / "r.json"
+    result = run(CHAIN, "--spec", "x:2x3x8x8;count=3", "--spec", "x:4x3x8x8",
+                 "--passthrough-spec", "x:1x3x8x8", "-o", out,
+                 "--report", report, *CHAIN_WORKAROUND)
+    require_planning(result)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(report.read_text())
+    assert [s["signature"] for s in data["signatures"]] == \
+        ["x:2x3x8x8", "x:4x3x8x8", "x:1x3x8x8"]
+    assert data["signature"] == "x:2x3x8x8" and data["count"] == 3
+    assert data["signatures"][2]["passthrough"] is True
+    assert data["signatures"][2]["planned"] is None
+    outcome = run_shapes(out, "2x3x8x8", "4x3x8x8", "1x3x8x8", "3x3x8x8")
+    assert all(v.startswith("ok") for v in outcome.values()), outcome
+
+
+def test_signature_file_and_strict(tmp_path):
+    recorded = tmp_path / "rec.json"
+    recorded.write_text(json.dumps({"version": 1, "signatures": [
+        {"inputs": [{"name": "x", "shape": [2, 3, 8, 8]}], "count": 5},
+        {"inputs": [{"name": "x", "shape": [4, 3, 8, 8], "dtype": "f32"}],
+         "count": 9}]}))
+    out = tmp_path / "strict.pt"
+    report = tmp_path / "r.json"
+    result = run(CHAIN, "--signatures", recorded, "--strict-signatures",
+                 "-o", out, "--report", report, *CHAIN_WORKAROUND)
+    require_planning(result)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(report.read_text())
+    assert data["signature"] == "x:4x3x8x8" and data["count"] == 9
+    assert data["options"]["strict_signatures"] is True
+    outcome = run_shapes(out, "4x3x8x8", "3x3x8x8")
+    assert outcome["4x3x8x8"].startswith("ok")
+    assert outcome["3x3x8x8"].startswith("raised")
+    assert "matches none of the compiled signatures" in outcome["3x3x8x8"]
 
 
 # ---------------------------------------------------------------------------
@@ -283,6 +346,10 @@ def test_spiking_compression_is_reported(tmp_path, runtime):
       "--checkpoint", "layers.0;rm"], "invalid module path 'layers.0;rm'"),
     (["{chain}", "--input-shape", "x:2x3x8x8", "-o", "{tmp}/o.pt",
       "--signatures", "{tmp}/missing.json"], "missing.json"),
+    (["{chain}", "--spec", "x:2x3x8x8;budget=lots", "-o", "{tmp}/o.pt"],
+     "invalid --budget 'lots'"),
+    (["{chain}", "--spec", "x:2x3x8x8", "--spec", "x:2x3x8x8", "-o",
+      "{tmp}/o.pt"], "is given twice"),
 ])
 def test_bad_input_is_one_line(tmp_path, args, expected):
     (tmp_path / "garbage.pt").write_text("not a zip\n")

@@ -78,10 +78,28 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
     if (!isa<ParamOp, BufferOp, GetAttrOp>(nested))
       continue;
     torch::jit::Value *outer = values.lookup(nested.getResult(0));
-    if (isa<GetAttrOp>(nested) && outer &&
-        outer->type()->kind() == c10::TypeKind::OptionalType) {
-      absentOptionals.push_back(nested.getResult(0));
-      continue;
+    if (outer && outer->type()->kind() == c10::TypeKind::OptionalType) {
+      if (!isa<mlir::TensorType>(nested.getResult(0).getType())) {
+        absentOptionals.push_back(nested.getResult(0));
+        continue;
+      }
+      // A present optional tensor (a layer's bias): checked, then refined
+      // to Tensor so that it can enter the region.
+      torch::jit::Value *isNone = graph.insert(
+          c10::Symbol::fromQualString("aten::__is__"),
+          {outer, graph.insertConstant(c10::IValue())});
+      torch::jit::Node *check = graph.insertNode(graph.create(
+          c10::Symbol::fromQualString("prim::If"), {isNone}, 0));
+      {
+        torch::jit::WithInsertPoint raise(check->addBlock());
+        graph.insert(c10::Symbol::fromQualString("prim::RaiseException"),
+                     {graph.insertConstant(
+                         "memopt: checkpoint region '" + op.getLabel().str() +
+                         "' was compiled with a tensor in this optional "
+                         "attribute, but it is None now")});
+      }
+      check->addBlock();
+      outer = graph.insertUncheckedCast(outer, c10::TensorType::get());
     }
     if (failed(classify(nested.getResult(0), outer, "keep")))
       return failure();

@@ -300,6 +300,7 @@ LogicalResult GraphEmitter::emit(Operation *op) {
       auto get = dyn_cast<GetAttrOp>(nested);
       torch::jit::Value *read = get ? lookup(get.getResult()) : nullptr;
       if (read && read->type()->kind() == c10::TypeKind::OptionalType &&
+          !isa<mlir::TensorType>(get.getType()) &&
           failed(emitGuard(get, get.getPath(),
                            NoneAttr::get(get.getContext()))))
         return failure();
