@@ -9,6 +9,7 @@
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Planning/FunctionChain.h"
+#include "memopt/Planning/MemoryPlanner.h"
 #include "memopt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -61,6 +62,12 @@ struct InsertCompressionPass
 
     if (savedInputs) {
       TrainingMemoryModel memory(func);
+      // Budgets in percent and reports refer to the model as written, before
+      // any memopt transformation.
+      if (!func->hasAttr(kUnplannedPeakAttrName))
+        func->setAttr(kUnplannedPeakAttrName,
+                      IntegerAttr::get(IntegerType::get(context, 64),
+                                       memory.predictPeak()));
       // How many ops keep each value: packing one copy frees nothing while
       // another op keeps the full tensor.
       DenseMap<Value, unsigned> keepers;

@@ -267,6 +267,8 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
                                  const MemoryPlanOptions &options) {
   MemoryPlanSummary summary;
   summary.baselinePeakBytes = TrainingMemoryModel(func).predictPeak();
+  if (auto unplanned = func->getAttrOfType<IntegerAttr>(kUnplannedPeakAttrName))
+    summary.baselinePeakBytes = unplanned.getInt();
   std::optional<int64_t> budget;
   if (!options.budget.empty()) {
     std::string error;

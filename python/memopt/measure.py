@@ -46,7 +46,8 @@ __all__ = [
     "REPO", "build_dir", "tool_path", "runtime_library_path", "load_runtime",
     "StepMeasurement", "resident_bytes", "measure_training_step",
     "train_steps", "compare_with_eager", "CompileError", "compile_model",
-    "checkpoint_blocks", "make_inputs", "save_zoo_model", "run_worker",
+    "checkpoint_blocks", "build_zoo_model", "make_inputs", "save_zoo_model",
+    "compare_records", "worker", "run_worker",
     "format_bytes",
 ]
 

@@ -25,6 +25,12 @@ namespace mlir::memopt {
 
 enum class Preference { Speed, Balanced, Memory };
 
+/// The predicted peak of a function before any memopt transformation
+/// (set by the first pass that changes what autograd saves); budgets given
+/// in percent refer to it.
+inline constexpr llvm::StringLiteral kUnplannedPeakAttrName =
+    "memopt.unplanned_peak_bytes";
+
 /// "speed" | "balanced" | "memory".
 std::optional<Preference> parsePreference(StringRef text);
 StringRef stringifyPreference(Preference preference);
