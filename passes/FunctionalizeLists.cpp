@@ -40,8 +40,8 @@ bool functionalize(TorchOp construct) {
   Block *block = construct->getBlock();
   SmallVector<TorchOp> appends;
   Operation *firstReader = nullptr;
-  for (Operation &op : llvm::make_range(std::next(construct->getIterator()),
-                                        block->end())) {
+  for (Operation &op :
+       llvm::make_range(std::next(construct->getIterator()), block->end())) {
     bool uses = llvm::is_contained(op.getOperands(), list);
     bool nestedUse = false;
     op.walk([&](Operation *nested) {

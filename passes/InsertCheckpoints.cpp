@@ -42,7 +42,8 @@ struct InsertCheckpointsPass
       }
     }
     if (device != "cpu" && device != "cuda") {
-      func.emitError("unknown device '") << device << "' (expected cpu or cuda)";
+      func.emitError("unknown device '")
+          << device << "' (expected cpu or cuda)";
       return signalPassFailure();
     }
     options.allowOffload = device == "cuda";

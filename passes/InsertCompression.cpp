@@ -96,7 +96,8 @@ struct InsertCompressionPass
         bool changed = false;
         for (auto [i, input] : llvm::enumerate(region.getInputs()))
           if (isa<KeepPolicyAttr>(policies[i]) && isActivation(input) &&
-              binary.isBinary(input) && isPackableFloatTensor(input.getType())) {
+              binary.isBinary(input) &&
+              isPackableFloatTensor(input.getType())) {
             policies[i] = bit;
             changed = true;
           }

@@ -346,8 +346,9 @@ void SpecializeSignaturesPass::runOnOperation() {
       fallbackFunc.setSymName(method + "_generic");
       fallbackFunc->removeAttr(kSignatureAttr);
       // Its plan (memopt.plan, region reasons) was made for these shapes.
-      fallbackFunc->setAttr(kGenericOfAttr, FlatSymbolRefAttr::get(
-                                                largest->func.getSymNameAttr()));
+      fallbackFunc->setAttr(
+          kGenericOfAttr,
+          FlatSymbolRefAttr::get(largest->func.getSymNameAttr()));
       makeShapeGeneric(fallbackFunc);
       builder.setInsertionPointAfter(lastFunc);
       builder.insert(fallbackFunc);

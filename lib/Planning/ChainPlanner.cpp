@@ -11,8 +11,9 @@ namespace {
 
 /// What the model knows after a prefix of the chain.
 struct PrefixState {
-  int64_t retainedBytes = 0;  // saved for backward by groups so far
-  bool boundaryRetained = false; // t_i is among them (a stored producer saved it)
+  int64_t retainedBytes = 0; // saved for backward by groups so far
+  bool boundaryRetained =
+      false; // t_i is among them (a stored producer saved it)
 };
 
 /// What appending one group does.
@@ -32,9 +33,10 @@ GroupEffect storedSegment(const ChainSegment &segment, bool inputRetained) {
   effect.retainedBytes = segment.savedBytes + input + output;
   effect.boundaryRetained = segment.savesOutput;
   // Forward: the input is alive while the output is produced.
-  int64_t forward = effect.retainedBytes +
-                    (inputRetained || segment.savesInput ? 0 : segment.inputBytes) +
-                    (segment.savesOutput ? 0 : segment.outputBytes);
+  int64_t forward =
+      effect.retainedBytes +
+      (inputRetained || segment.savesInput ? 0 : segment.inputBytes) +
+      (segment.savesOutput ? 0 : segment.outputBytes);
   // Backward: gradients of output and input, plus workspace.
   int64_t backward = effect.retainedBytes + segment.outputBytes +
                      segment.inputBytes + segment.backwardTransientBytes;
@@ -70,8 +72,8 @@ public:
         end > begin && (segment.savesInput || chain[end - 1].savesOutput);
     if (innerBoundarySaved)
       recomputedSaved += segment.inputBytes;
-    backwardWorking = std::max(backwardWorking, segment.inputBytes +
-                                                    segment.backwardTransientBytes);
+    backwardWorking = std::max(
+        backwardWorking, segment.inputBytes + segment.backwardTransientBytes);
     ++end;
     return true;
   }
@@ -220,7 +222,8 @@ ChainPlan search(const std::vector<ChainSegment> &chain,
                     ChainGroup group) {
     if (!effect.valid)
       return;
-    int64_t peak = std::max(from.peakBytes, from.retainedBytes + effect.localPeak);
+    int64_t peak =
+        std::max(from.peakBytes, from.retainedBytes + effect.localPeak);
     if (peak > budget)
       return;
     Entry next{from.retainedBytes + effect.retainedBytes,
@@ -269,17 +272,16 @@ ChainPlan search(const std::vector<ChainSegment> &chain,
   int64_t bestPeak = 0;
   for (bool flag : {false, true}) {
     for (const Entry &entry : frontiers[flag][n]) {
-      int64_t peak = std::max(
-          entry.peakBytes, finalPeak(chain, {entry.retainedBytes, flag}));
+      int64_t peak = std::max(entry.peakBytes,
+                              finalPeak(chain, {entry.retainedBytes, flag}));
       if (peak > budget)
         continue;
       bool better =
-          !best ||
-          (objective == Objective::CostWithinBudget
-               ? (entry.cost < best->cost ||
-                  (entry.cost == best->cost && peak < bestPeak))
-               : (peak < bestPeak ||
-                  (peak == bestPeak && entry.cost < best->cost)));
+          !best || (objective == Objective::CostWithinBudget
+                        ? (entry.cost < best->cost ||
+                           (entry.cost == best->cost && peak < bestPeak))
+                        : (peak < bestPeak ||
+                           (peak == bestPeak && entry.cost < best->cost)));
       if (better) {
         best = &entry;
         bestFlag = flag;
@@ -329,8 +331,8 @@ mlir::memopt::evaluateChainPlan(const std::vector<ChainSegment> &chain,
         GroupEffect effect = storedSegment(chain[k], state.boundaryRetained);
         if (!effect.valid)
           return result;
-        result.peakBytes = std::max(result.peakBytes,
-                                    state.retainedBytes + effect.localPeak);
+        result.peakBytes =
+            std::max(result.peakBytes, state.retainedBytes + effect.localPeak);
         state = {state.retainedBytes + effect.retainedBytes,
                  effect.boundaryRetained};
       }

@@ -120,8 +120,8 @@ struct OpOrder {
     for (Operation *user : value.getUsers()) {
       Operation *top = body.findAncestorOpInBlock(*user);
       auto it = top ? index.find(top) : index.end();
-      last = std::max(last, it == index.end() ? unsigned(ops.size())
-                                              : it->second);
+      last =
+          std::max(last, it == index.end() ? unsigned(ops.size()) : it->second);
     }
     return last;
   }
@@ -158,8 +158,7 @@ static std::vector<Cut> findCuts(Block &body, const OpOrder &order,
       for (Value result : order.ops[position - 1]->getResults())
         if (!result.use_empty())
           live.insert(result);
-      live.remove_if(
-          [&](Value v) { return lastUseOf.lookup(v) < position; });
+      live.remove_if([&](Value v) { return lastUseOf.lookup(v) < position; });
     }
     Operation *op = order.ops[position];
     if (position == 0 ||
@@ -234,12 +233,9 @@ std::string mlir::memopt::getRegionLabel(ArrayRef<Operation *> ops) {
   return first == last ? first : first + ".." + last;
 }
 
-FailureOr<FunctionChain>
-mlir::memopt::buildFunctionChain(func::FuncOp func,
-                                 const TrainingMemoryModel &memory,
-                                 const CostModel &cost,
-                                 const BinaryValueAnalysis &binary,
-                                 const FunctionChainOptions &options) {
+FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
+    func::FuncOp func, const TrainingMemoryModel &memory, const CostModel &cost,
+    const BinaryValueAnalysis &binary, const FunctionChainOptions &options) {
   Block &body = func.getBody().front();
   OpOrder order(body);
 
@@ -260,9 +256,9 @@ mlir::memopt::buildFunctionChain(func::FuncOp func,
     std::vector<unsigned> byBytes(cuts.size());
     for (unsigned i = 0; i < cuts.size(); ++i)
       byBytes[i] = i;
-    std::stable_sort(byBytes.begin(), byBytes.end(), [&](unsigned a, unsigned b) {
-      return cuts[a].bytes < cuts[b].bytes;
-    });
+    std::stable_sort(
+        byBytes.begin(), byBytes.end(),
+        [&](unsigned a, unsigned b) { return cuts[a].bytes < cuts[b].bytes; });
     byBytes.resize(options.maxSegments - 1);
     std::sort(byBytes.begin(), byBytes.end());
     std::vector<Cut> kept;
@@ -325,8 +321,8 @@ mlir::memopt::buildFunctionChain(func::FuncOp func,
       llvm::SetVector<Value> opRoots;
       for (Value saved : memory.getSavedValues(op))
         opRoots.insert(getStorageRoot(saved));
-      newBytes += std::max<int64_t>(
-          0, memory.getSavedBytes(op) - bytesOfRoots(opRoots));
+      newBytes += std::max<int64_t>(0, memory.getSavedBytes(op) -
+                                           bytesOfRoots(opRoots));
       for (Value root : opRoots) {
         if (inRoots.contains(root))
           segment.savesInput = true;
@@ -382,11 +378,11 @@ mlir::memopt::buildFunctionChain(func::FuncOp func,
       tensor.firstUse = use;
       tensor.bytes = bytesOf(root);
       auto ranked = dyn_cast<RankedTensorType>(root.getType());
-      tensor.packedBytes =
-          binary.isBinary(v) && ranked && ranked.hasStaticShape() &&
-                  isa<FloatType>(ranked.getElementType())
-              ? (ranked.getNumElements() + 7) / 8
-              : tensor.bytes;
+      tensor.packedBytes = binary.isBinary(v) && ranked &&
+                                   ranked.hasStaticShape() &&
+                                   isa<FloatType>(ranked.getElementType())
+                               ? (ranked.getNumElements() + 7) / 8
+                               : tensor.bytes;
       segment.crossing.push_back(tensor);
     }
 

@@ -142,8 +142,7 @@ public:
           return OffloadPolicyAttr::get(context, OffloadKind::host);
         return KeepPolicyAttr::get(context);
       };
-      FailureOr<CheckpointOp> region =
-          outlineCheckpointRegion(
+      FailureOr<CheckpointOp> region = outlineCheckpointRegion(
           members, labelFor(members, target.getBody().front()), policyFor);
       if (failed(region))
         return failure();
@@ -184,11 +183,13 @@ private:
     };
     SmallVector<Operation *> computing;
     for (Operation *op : members)
-      if (op->getNumResults() == 0 || !llvm::all_of(op->getResults(), isFreeValue))
+      if (op->getNumResults() == 0 ||
+          !llvm::all_of(op->getResults(), isFreeValue))
         computing.push_back(op);
     if (computing.empty())
       return label;
-    std::string first = child(computing.front()), last = child(computing.back());
+    std::string first = child(computing.front()),
+                last = child(computing.back());
     return first == last ? first : first + ".." + last;
   }
 
@@ -199,7 +200,8 @@ private:
     bool forced = false;
     for (unsigned k = group.begin; k < group.end; ++k) {
       const ChainSegment &segment = chain.segments[k];
-      stored += segment.savedBytes + (segment.savesOutput ? segment.outputBytes : 0);
+      stored +=
+          segment.savedBytes + (segment.savesOutput ? segment.outputBytes : 0);
       seconds += segment.forwardCost;
       forced |= segment.forceCheckpoint;
     }
@@ -419,8 +421,7 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
       b.getNamedAttr("preference",
                      b.getStringAttr(budget ? StringRef("budget")
                                             : stringifyPreference(preference))),
-      b.getNamedAttr("segments",
-                     b.getI64IntegerAttr(chain->segments.size())),
+      b.getNamedAttr("segments", b.getI64IntegerAttr(chain->segments.size())),
   };
   func->setAttr("memopt.plan", b.getDictionaryAttr(fields));
   return summary;

@@ -123,9 +123,8 @@ FailureOr<CheckpointOp> mlir::memopt::outlineCheckpointRegion(
   builder.create<YieldOp>(loc, yielded);
 
   for (auto [result, replacement] : llvm::zip(results, region.getResults()))
-    result.replaceUsesWithIf(replacement, [&](OpOperand &use) {
-      return !isInside(use.getOwner());
-    });
+    result.replaceUsesWithIf(
+        replacement, [&](OpOperand &use) { return !isInside(use.getOwner()); });
   for (Operation *op : llvm::reverse(moved))
     op->erase();
   return region;

@@ -33,18 +33,18 @@ struct CrossingTensor {
 };
 
 struct ChainSegment {
-  std::string label;         // module path or op range, for reports
-  int64_t inputBytes = 0;    // t_i, the tensor entering the segment
-  int64_t outputBytes = 0;   // t_{i+1}
-  int64_t savedBytes = 0;    // kept by autograd for backward, besides t_i/t_{i+1}
-  bool savesInput = false;   // autograd keeps t_i when the segment is stored
-  bool savesOutput = false;  // autograd keeps t_{i+1} when the segment is stored
+  std::string label;       // module path or op range, for reports
+  int64_t inputBytes = 0;  // t_i, the tensor entering the segment
+  int64_t outputBytes = 0; // t_{i+1}
+  int64_t savedBytes = 0;  // kept by autograd for backward, besides t_i/t_{i+1}
+  bool savesInput = false; // autograd keeps t_i when the segment is stored
+  bool savesOutput = false; // autograd keeps t_{i+1} when the segment is stored
   int64_t backwardTransientBytes = 0; // workspace of the segment's backward
-  double forwardCost = 0;    // seconds to (re)compute the segment forward
+  double forwardCost = 0; // seconds to (re)compute the segment forward
   // Bytes t_i packs to when provably binary/small-integer; nullopt if not.
   std::optional<int64_t> packedInputBytes;
-  bool canStartRegion = true; // t_i is a cut point a region may start at
-  bool forceCheckpoint = false; // --checkpoint names this segment
+  bool canStartRegion = true;    // t_i is a cut point a region may start at
+  bool forceCheckpoint = false;  // --checkpoint names this segment
   bool forbidCheckpoint = false; // --no-checkpoint names this segment
   // The tensors making up t_i, one by one; empty: t_i is one tensor that
   // the segment itself uses (inputBytes, packedInputBytes).
@@ -62,7 +62,7 @@ struct ChainGroup {
 struct ChainPlannerOptions {
   int64_t budgetBytes = INT64_MAX;
   bool allowCompress = true;
-  bool allowOffload = false;      // only on CUDA plans
+  bool allowOffload = false;         // only on CUDA plans
   double compressSecondsPerByte = 0; // pack + unpack of the full-size input
   double offloadSecondsPerByte = 0;  // exposed part of device<->host copies
   unsigned maxGroupLength = 0;       // 0: unbounded

@@ -63,11 +63,10 @@ struct FunctionChainOptions {
 
 /// Builds the chain of `func`. Fails (with a diagnostic) when a path in
 /// `options` names no op of the function.
-FailureOr<FunctionChain> buildFunctionChain(func::FuncOp func,
-                                            const TrainingMemoryModel &memory,
-                                            const CostModel &cost,
-                                            const BinaryValueAnalysis &binary,
-                                            const FunctionChainOptions &options);
+FailureOr<FunctionChain>
+buildFunctionChain(func::FuncOp func, const TrainingMemoryModel &memory,
+                   const CostModel &cost, const BinaryValueAnalysis &binary,
+                   const FunctionChainOptions &options);
 
 } // namespace mlir::memopt
 

@@ -43,10 +43,10 @@ FailureOr<int64_t> parseBudget(StringRef text, int64_t baselineBytes,
                                std::string &error);
 
 struct MemoryPlanOptions {
-  std::string budget;                 // empty: use the preference
-  std::optional<Preference> prefer;   // neither: balanced
-  bool allowOffload = false;          // CUDA plans only
-  bool allowOverBudget = false;       // apply the least-peak plan if needed
+  std::string budget;                    // empty: use the preference
+  std::optional<Preference> prefer;      // neither: balanced
+  bool allowOffload = false;             // CUDA plans only
+  bool allowOverBudget = false;          // apply the least-peak plan if needed
   std::vector<std::string> checkpoint;   // module paths forced into regions
   std::vector<std::string> noCheckpoint; // module paths kept out of regions
   std::vector<std::string> assumeBinary; // module outputs asserted binary
@@ -66,8 +66,8 @@ struct MemoryPlanSummary {
 /// Plans `func` in place and records the summary as its `memopt.plan`
 /// attribute. Fails with a diagnostic on bad options or an infeasible budget
 /// (unless allowOverBudget).
-FailureOr<MemoryPlanSummary> planFunctionMemory(func::FuncOp func,
-                                                const MemoryPlanOptions &options);
+FailureOr<MemoryPlanSummary>
+planFunctionMemory(func::FuncOp func, const MemoryPlanOptions &options);
 
 } // namespace mlir::memopt
 
