@@ -1,7 +1,7 @@
 //===- CompileDriver.cpp - import -> plan -> export in one process --------===//
 #include "memopt/Compile/CompileDriver.h"
 
-#include "memopt/Compile/Budget.h"
+#include "memopt/Planning/Budget.h"
 #include "memopt/Compile/CompileReport.h"
 #include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Conversion/TorchScriptExport.h"

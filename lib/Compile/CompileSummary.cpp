@@ -5,7 +5,7 @@
 // tensors, the expected recompute overhead and one recommendation line.
 //
 //===----------------------------------------------------------------------===//
-#include "memopt/Compile/Budget.h"
+#include "memopt/Planning/Budget.h"
 #include "memopt/Compile/CompileReport.h"
 
 #include "llvm/Support/Format.h"

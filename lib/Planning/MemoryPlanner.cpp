@@ -5,6 +5,7 @@
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Planning/Budget.h"
 #include "memopt/Planning/ChainPlanner.h"
 #include "memopt/Planning/FunctionChain.h"
 #include "memopt/Planning/RegionOutlining.h"
@@ -57,46 +58,6 @@ double mlir::memopt::getTimeBudgetFraction(Preference preference) {
     return 0.25;
   }
   return 0.12;
-}
-
-FailureOr<int64_t> mlir::memopt::parseBudget(StringRef text,
-                                             int64_t baselineBytes,
-                                             std::string &error) {
-  StringRef trimmed = text.trim();
-  auto fail = [&]() -> FailureOr<int64_t> {
-    error = ("budget '" + text +
-             "' is not a byte count (e.g. 800MB, 1.5GiB, 123456) or a "
-             "percentage of the baseline peak (e.g. 40%)")
-                .str();
-    return failure();
-  };
-  size_t numberEnd = 0;
-  while (numberEnd < trimmed.size() &&
-         (isdigit(trimmed[numberEnd]) || trimmed[numberEnd] == '.'))
-    ++numberEnd;
-  StringRef number = trimmed.take_front(numberEnd);
-  StringRef unit = trimmed.drop_front(numberEnd).trim();
-  double value;
-  if (number.empty() || number.getAsDouble(value) || !std::isfinite(value))
-    return fail();
-  double scale = llvm::StringSwitch<double>(unit.lower())
-                     .Cases("", "b", 1)
-                     .Case("%", -1)
-                     .Case("kb", 1e3)
-                     .Case("mb", 1e6)
-                     .Case("gb", 1e9)
-                     .Case("kib", 1024.0)
-                     .Case("mib", 1024.0 * 1024)
-                     .Case("gib", 1024.0 * 1024 * 1024)
-                     .Default(0);
-  if (scale == 0)
-    return fail();
-  double bytes = scale < 0 ? value / 100 * baselineBytes : value * scale;
-  if (bytes <= 0 || bytes > 9e18) {
-    error = ("budget '" + text + "' must be positive").str();
-    return failure();
-  }
-  return static_cast<int64_t>(bytes);
 }
 
 namespace {
@@ -252,18 +213,6 @@ static int64_t storedChainPeak(const std::vector<ChainSegment> &segments,
   return evaluateChainPlan(segments, groups, options).peakBytes;
 }
 
-static std::string formatBytes(int64_t bytes) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (bytes >= (int64_t(1) << 30))
-    os << llvm::format("%.2f GiB", bytes / 1073741824.0);
-  else if (bytes >= (int64_t(1) << 20))
-    os << llvm::format("%.2f MiB", bytes / 1048576.0);
-  else
-    os << llvm::format("%.1f KiB", bytes / 1024.0);
-  return os.str();
-}
-
 FailureOr<MemoryPlanSummary>
 mlir::memopt::planFunctionMemory(func::FuncOp func,
                                  const MemoryPlanOptions &options) {
@@ -274,12 +223,11 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   std::optional<int64_t> budget;
   if (!options.budget.empty()) {
     std::string error;
-    FailureOr<int64_t> parsed =
-        parseBudget(options.budget, summary.baselinePeakBytes, error);
+    FailureOr<Budget> parsed = parseBudget(options.budget, error);
     if (failed(parsed))
       return func.emitError(error);
-    budget = *parsed;
-    summary.budgetBytes = *parsed;
+    budget = parsed->resolve(summary.baselinePeakBytes);
+    summary.budgetBytes = *budget;
   }
   Preference preference = options.prefer.value_or(Preference::Balanced);
 

@@ -20,6 +20,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+# The training loop and the comparison are the ones bench/ and the
+# end-to-end tests use.
+from memopt.measure import compare_records, train_steps
+
 try:  # the documented FX entry point (python/memopt/fx.py), when present
     from memopt.fx import export_fx as _export_fx
 except ImportError:
@@ -201,50 +205,6 @@ CASES: Dict[str, ModelCase] = {c.name: c for c in [
 # Comparing training steps
 #===------------------------------------------------------------------------===#
 
-def train_steps(model: nn.Module, inputs: List[torch.Tensor], steps: int = 2,
-                seed: int = 1234):
-    """Runs `steps` SGD steps; returns per-step outputs, gradients, buffers.
-
-    Named gradients and buffers come from named_parameters()/named_buffers(),
-    so an eager model and a compiled one are comparable key by key.
-    """
-    torch.manual_seed(seed)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.SGD(params, lr=0.01, momentum=0.9)
-    records = []
-    for _ in range(steps):
-        optimizer.zero_grad()
-        out = model(*inputs)
-        gen = torch.Generator().manual_seed(7)
-        weights = torch.randn(out.shape, generator=gen)
-        (out * weights).sum().backward()
-        records.append({
-            "out": out.detach().clone(),
-            "grads": {n: p.grad.clone() for n, p in model.named_parameters()
-                      if p.grad is not None},
-            "buffers": {n: b.clone() for n, b in model.named_buffers()},
-        })
-        optimizer.step()
-    return records
-
-
-def _diff(a: torch.Tensor, b: torch.Tensor) -> Tuple[float, float]:
-    """(max |a-b|, max |a|); inf when shapes or dtypes differ."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return float("inf"), 0.0
-    if a.numel() == 0:
-        return 0.0, 0.0
-    if not a.is_floating_point():
-        return float((a != b).any()), 1.0
-    # Equal infinities and NaNs at the same places count as equal.
-    same = (a == b) | (a.isnan() & b.isnan())
-    finite = a[a.isfinite()]
-    scale = float(finite.abs().max()) if finite.numel() else 0.0
-    if bool(same.all()):
-        return 0.0, scale
-    return float((a - b)[~same].abs().max().nan_to_num(float("inf"))), scale
-
-
 def compare_training(reference: nn.Module, candidate: nn.Module,
                      inputs: List[torch.Tensor], steps: int = 2) -> Dict:
     """Trains both from the same seed and reports the largest differences.
@@ -253,29 +213,8 @@ def compare_training(reference: nn.Module, candidate: nn.Module,
     `worst_relative` is max |Δ| / max |reference| over outputs, gradients and
     buffers of every step.
     """
-    ref = train_steps(reference, inputs, steps)
-    cand = train_steps(candidate, inputs, steps)
-    problems, worst, bitwise = [], 0.0, True
-    for step, (r, c) in enumerate(zip(ref, cand)):
-        for kind in ("grads", "buffers"):
-            if set(r[kind]) != set(c[kind]):
-                problems.append(f"step {step}: {kind} keys differ: "
-                                f"{sorted(set(r[kind]) ^ set(c[kind]))[:5]}")
-        pairs = [("out", r["out"], c["out"])]
-        for kind in ("grads", "buffers"):
-            pairs += [(f"{kind}[{k}]", r[kind][k], c[kind][k])
-                      for k in r[kind] if k in c[kind]]
-        for what, a, b in pairs:
-            delta, scale = _diff(a, b)
-            if delta != 0.0:
-                bitwise = False
-            rel = delta / scale if scale else (0.0 if delta == 0 else float("inf"))
-            if rel > worst:
-                worst = rel
-            if rel == float("inf"):
-                problems.append(f"step {step}: {what} mismatch")
-    return {"bitwise": bitwise and not problems, "worst_relative": worst,
-            "problems": problems}
+    return compare_records(train_steps(reference, inputs, steps),
+                           train_steps(candidate, inputs, steps))
 
 
 def main(argv: List[str]) -> int:

@@ -9,7 +9,7 @@
 #ifndef MEMOPT_COMPILE_COMPILEOPTIONS_H
 #define MEMOPT_COMPILE_COMPILEOPTIONS_H
 
-#include "memopt/Compile/Budget.h"
+#include "memopt/Planning/Budget.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 
 #include "llvm/ADT/ArrayRef.h"

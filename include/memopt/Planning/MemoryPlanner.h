@@ -1,11 +1,11 @@
 //===- MemoryPlanner.h - checkpoint regions under a budget ------*- C++ -*-===//
 //
-// Plans one function: builds its chain, searches the optimal chain plan for
-// a byte budget or a preference, outlines the chosen groups into
-// memopt.checkpoint regions with their input policies, and checks the
-// result against the training-memory model (the chain model is an
-// approximation of it; when the modelled peak of the outlined function is
-// over budget the chain budget is tightened and the search repeated).
+// Plans one function: builds its chain, computes the optimal chain plans for
+// a sweep of chain budgets, judges each by the training-memory model's peak
+// of the function it produces (the chain model only approximates it), and
+// outlines the chosen plan's groups into memopt.checkpoint regions with
+// their input policies: the cheapest plan within a byte budget, or the
+// least peak within a preference's time allowance.
 //
 // Preferences pick a point on the peak/cost trade-off: the least peak whose
 // modelled recompute + packing + transfer time stays within a fraction of
@@ -36,11 +36,6 @@ std::optional<Preference> parsePreference(StringRef text);
 StringRef stringifyPreference(Preference preference);
 /// Allowed extra time as a fraction of the modelled step.
 double getTimeBudgetFraction(Preference preference);
-
-/// Bytes from "123", "800MB", "1.5GiB" (B, KB, MB, GB decimal; KiB, MiB, GiB
-/// binary) or "40%" of `baselineBytes`; an error message otherwise.
-FailureOr<int64_t> parseBudget(StringRef text, int64_t baselineBytes,
-                               std::string &error);
 
 struct MemoryPlanOptions {
   std::string budget;                    // empty: use the preference

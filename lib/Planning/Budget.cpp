@@ -1,5 +1,5 @@
 //===- Budget.cpp - parse --budget, print byte counts ---------------------===//
-#include "memopt/Compile/Budget.h"
+#include "memopt/Planning/Budget.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"

@@ -5,8 +5,8 @@
 // or a percentage of the predicted baseline peak (`40%`).
 //
 //===----------------------------------------------------------------------===//
-#ifndef MEMOPT_COMPILE_BUDGET_H
-#define MEMOPT_COMPILE_BUDGET_H
+#ifndef MEMOPT_PLANNING_BUDGET_H
+#define MEMOPT_PLANNING_BUDGET_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/LogicalResult.h"
@@ -39,4 +39,4 @@ std::string formatBytes(int64_t bytes);
 
 } // namespace mlir::memopt
 
-#endif // MEMOPT_COMPILE_BUDGET_H
+#endif // MEMOPT_PLANNING_BUDGET_H
