@@ -24,13 +24,6 @@ using namespace mlir;
 using namespace mlir::memopt;
 
 namespace {
-bool isPackableFloatTensor(Type type) {
-  auto ranked = dyn_cast<RankedTensorType>(type);
-  return ranked && ranked.hasStaticShape() &&
-         (ranked.getElementType().isF32() || ranked.getElementType().isF16() ||
-          ranked.getElementType().isBF16());
-}
-
 /// Convolutions with int[] padding and linear layers: what the runtime's
 /// packed-input ops implement.
 bool hasPackedInputVariant(TorchOp op) {
@@ -42,10 +35,8 @@ bool hasPackedInputVariant(TorchOp op) {
 }
 
 /// An activation: not a function input, parameter or buffer (those stay
-/// resident whatever autograd saves).
-bool isActivation(Value value) {
-  return !isa<BlockArgument>(value) && !isFreeValue(value);
-}
+/// resident whatever autograd saves; isFreeValue covers them).
+bool isActivation(Value value) { return !isFreeValue(value); }
 
 struct InsertCompressionPass
     : public memopt::impl::InsertCompressionBase<InsertCompressionPass> {
@@ -81,7 +72,7 @@ struct InsertCompressionPass
           continue;
         Value input = op.getOperand(0);
         if (!isActivation(input) || !binary.isBinary(input) ||
-            !isPackableFloatTensor(input.getType()) ||
+            !isCompressibleTensor(input.getType()) ||
             !llvm::is_contained(memory.getSavedValues(op), input) ||
             keepers.lookup(input) > 1)
           continue;
@@ -96,8 +87,7 @@ struct InsertCompressionPass
         bool changed = false;
         for (auto [i, input] : llvm::enumerate(region.getInputs()))
           if (isa<KeepPolicyAttr>(policies[i]) && isActivation(input) &&
-              binary.isBinary(input) &&
-              isPackableFloatTensor(input.getType())) {
+              binary.isBinary(input) && isCompressibleTensor(input.getType())) {
             policies[i] = bit;
             changed = true;
           }

@@ -4,7 +4,7 @@
 using namespace mlir;
 using namespace mlir::memopt;
 
-static bool isCompressibleTensor(Type type) {
+bool mlir::memopt::isCompressibleTensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return false;

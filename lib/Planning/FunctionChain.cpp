@@ -307,8 +307,7 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
         outRoots.insert(getStorageRoot(v));
     } else {
       for (Value v : returned)
-        if (isa<TensorType>(v.getType()) && !isFreeValue(v) &&
-            !isa<BlockArgument>(v))
+        if (isa<TensorType>(v.getType()) && !isFreeValue(v))
           outRoots.insert(getStorageRoot(v));
     }
 

@@ -94,10 +94,11 @@ public:
           members.push_back(ops[index.lookup(op)]);
       auto policyFor = [&](Value input) -> Attribute {
         MLIRContext *context = target.getContext();
-        bool activation = isa<TensorType>(input.getType()) &&
-                          !isa<BlockArgument>(input) && !isFreeValue(input);
+        // Function inputs, parameters and buffers stay resident anyway.
+        bool activation =
+            isa<TensorType>(input.getType()) && !isFreeValue(input);
         if (activation && group.policy == InputPolicy::Compress &&
-            binary.isBinary(input) && isCompressible(input.getType()))
+            binary.isBinary(input) && isCompressibleTensor(input.getType()))
           return CompressPolicyAttr::get(context, CompressionKind::bit);
         if (activation && group.policy == InputPolicy::Offload)
           return OffloadPolicyAttr::get(context, OffloadKind::host);
@@ -114,14 +115,6 @@ public:
   }
 
 private:
-  static bool isCompressible(Type type) {
-    auto ranked = dyn_cast<RankedTensorType>(type);
-    return ranked && ranked.hasStaticShape() &&
-           (ranked.getElementType().isF32() ||
-            ranked.getElementType().isF16() ||
-            ranked.getElementType().isBF16());
-  }
-
   /// The module path of `members` when they are all of that module, else
   /// the range of its submodules they cover ("blocks.0..blocks.3").
   static std::string labelFor(ArrayRef<Operation *> members, Block &body) {

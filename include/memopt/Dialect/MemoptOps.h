@@ -16,4 +16,10 @@
 #define GET_OP_CLASSES
 #include "memopt/Dialect/MemoptOps.h.inc"
 
+namespace mlir::memopt {
+/// A statically shaped f32, f16 or bf16 tensor: what a region input saved
+/// with `#memopt.compress<...>` must be.
+bool isCompressibleTensor(Type type);
+} // namespace mlir::memopt
+
 #endif // MEMOPT_DIALECT_MEMOPTOPS_H
