@@ -209,8 +209,9 @@ static int64_t storedChainPeak(const std::vector<ChainSegment> &segments,
 FailureOr<MemoryPlanSummary>
 mlir::memopt::planFunctionMemory(func::FuncOp func,
                                  const MemoryPlanOptions &options) {
+  TrainingMemoryModel memory(func);
   MemoryPlanSummary summary;
-  summary.baselinePeakBytes = TrainingMemoryModel(func).predictPeak();
+  summary.baselinePeakBytes = memory.predictPeak();
   if (auto unplanned = func->getAttrOfType<IntegerAttr>(kUnplannedPeakAttrName))
     summary.baselinePeakBytes = unplanned.getInt();
   std::optional<int64_t> budget;
@@ -224,7 +225,6 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   }
   Preference preference = options.prefer.value_or(Preference::Balanced);
 
-  TrainingMemoryModel memory(func);
   CostModel cost(func);
   BinaryValueAnalysis binary(func, options.assumeBinary);
   FunctionChainOptions chainOptions;
