@@ -12,8 +12,8 @@ namespace {
 /// What the model knows after a prefix of the chain.
 struct PrefixState {
   int64_t retainedBytes = 0; // saved for backward by groups so far
-  bool boundaryRetained =
-      false; // t_i is among them (a stored producer saved it)
+  // The previous segment was stored and kept part of t_i (its output).
+  bool boundaryRetained = false;
 };
 
 /// What appending one group does.
@@ -28,15 +28,16 @@ struct GroupEffect {
 GroupEffect storedSegment(const ChainSegment &segment, bool inputRetained) {
   GroupEffect effect;
   effect.valid = !segment.forceCheckpoint;
-  int64_t input = segment.savesInput && !inputRetained ? segment.inputBytes : 0;
-  int64_t output = segment.savesOutput ? segment.outputBytes : 0;
-  effect.retainedBytes = segment.savedBytes + input + output;
-  effect.boundaryRetained = segment.savesOutput;
+  int64_t input = segment.savedInputBytes -
+                  (inputRetained ? segment.sharedBoundaryBytes : 0);
+  effect.retainedBytes =
+      segment.savedBytes + input + segment.savedOutputBytes;
+  effect.boundaryRetained = segment.savedOutputBytes > 0;
   // Forward: the input is alive while the output is produced.
   int64_t forward =
       effect.retainedBytes +
-      (inputRetained || segment.savesInput ? 0 : segment.inputBytes) +
-      (segment.savesOutput ? 0 : segment.outputBytes);
+      std::max<int64_t>(0, segment.inputBytes - segment.savedInputBytes) +
+      (segment.outputBytes - segment.savedOutputBytes);
   // Backward: gradients of output and input, plus workspace.
   int64_t backward = effect.retainedBytes + segment.outputBytes +
                      segment.inputBytes + segment.backwardTransientBytes;
@@ -68,10 +69,12 @@ public:
     forwardWorking =
         std::max(forwardWorking, segment.inputBytes + segment.outputBytes);
     recomputedSaved += segment.savedBytes;
-    bool innerBoundarySaved =
-        end > begin && (segment.savesInput || chain[end - 1].savesOutput);
-    if (innerBoundarySaved)
-      recomputedSaved += segment.inputBytes;
+    // Inner boundaries: what this segment saves of its input, and what the
+    // previous one saved of its output, once.
+    if (end > begin)
+      recomputedSaved += segment.savedInputBytes +
+                         chain[end - 1].savedOutputBytes -
+                         segment.sharedBoundaryBytes;
     backwardWorking = std::max(
         backwardWorking, segment.inputBytes + segment.backwardTransientBytes);
     ++end;
@@ -102,7 +105,12 @@ public:
     int64_t restoredInput = 0;
     switch (policy) {
     case InputPolicy::Keep:
-      effect.retainedBytes = inputRetained ? 0 : inputBytes;
+      // What the stored producer kept of its output is not kept twice.
+      effect.retainedBytes =
+          inputRetained
+              ? std::max<int64_t>(0, inputBytes -
+                                         chain[begin - 1].savedOutputBytes)
+              : inputBytes;
       break;
     case InputPolicy::Compress:
       effect.retainedBytes = packedBytes;
@@ -119,7 +127,7 @@ public:
     // alive. Backward recomputes the group, keeping what its segments save.
     effect.cost += forwardCost;
     const ChainSegment &last = chain[end - 1];
-    int64_t saved = recomputedSaved + (last.savesOutput ? last.outputBytes : 0);
+    int64_t saved = recomputedSaved + last.savedOutputBytes;
     int64_t forward = effect.retainedBytes + forwardWorking;
     int64_t backward = effect.retainedBytes + restoredInput + saved +
                        last.outputBytes + backwardWorking;

@@ -289,6 +289,8 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     }
     return first;
   };
+  // The boundary tensors (storage roots) each segment saves.
+  std::vector<llvm::SetVector<Value>> savedIn, savedOut;
   for (unsigned s = 0; s < segmentCount; ++s) {
     unsigned begin = s == 0 ? 0 : cuts[s - 1].position;
     unsigned end = s + 1 < segmentCount ? cuts[s].position : order.ops.size();
@@ -311,6 +313,8 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
           outRoots.insert(getStorageRoot(v));
     }
 
+    savedIn.emplace_back();
+    savedOut.emplace_back();
     ChainSegment segment;
     segment.label = getRegionLabel(ops);
     segment.inputBytes = bytesOfRoots(inRoots);
@@ -324,9 +328,9 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
                                            bytesOfRoots(opRoots));
       for (Value root : opRoots) {
         if (inRoots.contains(root))
-          segment.savesInput = true;
+          savedIn.back().insert(root);
         else if (outRoots.contains(root))
-          segment.savesOutput = true;
+          savedOut.back().insert(root);
         else
           savedRoots.insert(root);
       }
@@ -341,6 +345,15 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
       chain.stepSeconds += forward.seconds + cost.getBackwardSeconds(op);
     }
     segment.savedBytes = bytesOfRoots(savedRoots) + newBytes;
+    segment.savedInputBytes = bytesOfRoots(savedIn.back());
+    segment.savedOutputBytes = bytesOfRoots(savedOut.back());
+    if (s > 0) {
+      llvm::SetVector<Value> shared;
+      for (Value root : savedIn.back())
+        if (savedOut[s - 1].contains(root))
+          shared.insert(root);
+      segment.sharedBoundaryBytes = bytesOfRoots(shared);
+    }
 
     bool anyBinary = false;
     int64_t packed = 0;

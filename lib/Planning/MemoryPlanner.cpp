@@ -149,13 +149,14 @@ private:
 
   void annotate(CheckpointOp region, const ChainGroup &group) {
     const ChainSegment &head = chain.segments[group.begin];
-    int64_t stored = head.savesInput ? head.inputBytes : 0;
+    int64_t stored = head.savedInputBytes;
     double seconds = 0;
     bool forced = false;
     for (unsigned k = group.begin; k < group.end; ++k) {
       const ChainSegment &segment = chain.segments[k];
-      stored +=
-          segment.savedBytes + (segment.savesOutput ? segment.outputBytes : 0);
+      stored += segment.savedBytes + segment.savedOutputBytes;
+      if (k > group.begin)
+        stored += segment.savedInputBytes - segment.sharedBoundaryBytes;
       seconds += segment.forwardCost;
       forced |= segment.forceCheckpoint;
     }
@@ -235,6 +236,14 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   if (failed(chain))
     return failure();
   summary.stepSeconds = chain->stepSeconds;
+  if (getenv("MEMOPT_DUMP_CHAIN"))
+    for (auto [i, s] : llvm::enumerate(chain->segments))
+      llvm::errs() << i << " " << s.label << " in=" << s.inputBytes
+                   << " out=" << s.outputBytes << " saved=" << s.savedBytes
+                   << " sIn=" << s.savedInputBytes << " sOut=" << s.savedOutputBytes << " sh=" << s.sharedBoundaryBytes
+                   << " start=" << s.canStartRegion
+                   << " forbid=" << s.forbidCheckpoint
+                   << " ncross=" << s.crossing.size() << " cost=" << s.forwardCost << "\n";
 
   ChainPlannerOptions plannerOptions;
   plannerOptions.allowCompress = true;

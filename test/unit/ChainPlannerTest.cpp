@@ -73,8 +73,14 @@ std::vector<ChainSegment> randomChain(std::mt19937 &rng, unsigned length) {
     boundary = bytes(rng) * 1024;
     segment.outputBytes = boundary;
     segment.savedBytes = coin(rng) < 5 ? 0 : bytes(rng) * 512;
-    segment.savesInput = coin(rng) < 7;
-    segment.savesOutput = coin(rng) < 3;
+    // Some boundaries are saved whole, some in part (a residual's branch).
+    segment.savedInputBytes =
+        coin(rng) < 7 ? segment.inputBytes / (coin(rng) < 3 ? 2 : 1) : 0;
+    segment.savedOutputBytes =
+        coin(rng) < 3 ? segment.outputBytes / (coin(rng) < 3 ? 2 : 1) : 0;
+    if (i > 0)
+      segment.sharedBoundaryBytes = std::min(segment.savedInputBytes,
+                                             chain[i - 1].savedOutputBytes);
     segment.backwardTransientBytes = coin(rng) < 5 ? 0 : bytes(rng) * 256;
     segment.forwardCost = seconds(rng);
     if (coin(rng) < 3)
@@ -159,7 +165,7 @@ TEST(ChainPlanner, CompressesBinaryInputsWhenThatIsCheapest) {
   std::vector<ChainSegment> chain(2);
   for (ChainSegment &segment : chain) {
     segment.inputBytes = segment.outputBytes = 32 * 1024;
-    segment.savesInput = true;
+    segment.savedInputBytes = segment.inputBytes;
     segment.forwardCost = 1.0;
     segment.packedInputBytes = 1024;
   }

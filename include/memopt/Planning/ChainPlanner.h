@@ -37,8 +37,13 @@ struct ChainSegment {
   int64_t inputBytes = 0;  // t_i, the tensor entering the segment
   int64_t outputBytes = 0; // t_{i+1}
   int64_t savedBytes = 0;  // kept by autograd for backward, besides t_i/t_{i+1}
-  bool savesInput = false; // autograd keeps t_i when the segment is stored
-  bool savesOutput = false; // autograd keeps t_{i+1} when the segment is stored
+  // The part of t_i (t_{i+1}) autograd keeps when the segment is stored: a
+  // boundary of several tensors (a residual) is rarely saved whole.
+  int64_t savedInputBytes = 0;
+  int64_t savedOutputBytes = 0;
+  // Bytes of t_i saved both by this segment and, as its output, by the
+  // previous one: counted once when both are stored or recomputed together.
+  int64_t sharedBoundaryBytes = 0;
   int64_t backwardTransientBytes = 0; // workspace of the segment's backward
   double forwardCost = 0; // seconds to (re)compute the segment forward
   // Bytes t_i packs to when provably binary/small-integer; nullopt if not.
