@@ -82,7 +82,8 @@ bool functionalize(TorchOp construct) {
       builder.getStringAttr("prim::ListConstruct"), elements,
       builder.getArrayAttr(args), construct.getOverloadAttr(),
       /*mutates=*/nullptr, /*views=*/nullptr, /*nondeterministic=*/false,
-      /*side_effects=*/false, /*saved_input=*/nullptr);
+      /*side_effects=*/false, /*saved_input=*/nullptr,
+      /*saved_form=*/nullptr);
   for (TorchOp append : appends)
     append->erase();
   list.replaceAllUsesWith(rebuilt->getResult(0));

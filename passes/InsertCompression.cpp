@@ -2,7 +2,8 @@
 //
 // Packs binary saved tensors: the inputs convolutions and linear layers keep
 // for their weight gradient (no recompute needed), and binary inputs of
-// checkpoint regions.
+// checkpoint regions. Keeps ReLU masks and max-pool indices instead of the
+// tensors those ops save.
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Analysis/BinaryValueAnalysis.h"
@@ -38,6 +39,47 @@ bool hasPackedInputVariant(TorchOp op) {
 /// resident whatever autograd saves; isFreeValue covers them).
 bool isActivation(Value value) { return !isFreeValue(value); }
 
+/// Counts, per value, the ops that keep it for backward.
+DenseMap<Value, unsigned> countKeepers(func::FuncOp func,
+                                       const TrainingMemoryModel &memory) {
+  DenseMap<Value, unsigned> keepers;
+  for (Operation &op : func.getBody().front())
+    for (Value saved : memory.getSavedValues(&op))
+      ++keepers[saved];
+  return keepers;
+}
+
+bool isStaticFloatTensor(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() && isa<FloatType>(type.getElementType());
+}
+
+/// Max-pools first (they stop keeping their input, often a ReLU's result),
+/// then ReLUs whose result nothing else keeps.
+void insertSavedForms(func::FuncOp func) {
+  MLIRContext *context = func.getContext();
+  Block &body = func.getBody().front();
+  for (auto op : body.getOps<TorchOp>())
+    if (op.getName() == "aten::max_pool2d" &&
+        op.getOverload().value_or("").empty() && !op.getSavedFormAttr() &&
+        op.getNumOperands() > 0 && isActivation(op.getOperand(0)) &&
+        isStaticFloatTensor(op.getOperand(0)))
+      op.setSavedFormAttr(SavedFormAttr::get(context, SavedForm::indices));
+  TrainingMemoryModel memory(func);
+  DenseMap<Value, unsigned> keepers = countKeepers(func, memory);
+  for (auto op : body.getOps<TorchOp>()) {
+    if ((op.getName() != "aten::relu" && op.getName() != "aten::relu_") ||
+        op.getSavedFormAttr() || op.getNumOperands() == 0 ||
+        op->getNumResults() != 1)
+      continue;
+    Value result = op->getResult(0);
+    // Only the ReLU itself keeps it (a ReLU without gradient keeps nothing).
+    if (isStaticFloatTensor(result) && keepers.lookup(result) == 1 &&
+        llvm::is_contained(memory.getSavedValues(op), result))
+      op.setSavedFormAttr(SavedFormAttr::get(context, SavedForm::mask));
+  }
+}
+
 struct InsertCompressionPass
     : public memopt::impl::InsertCompressionBase<InsertCompressionPass> {
   using InsertCompressionBase::InsertCompressionBase;
@@ -61,10 +103,7 @@ struct InsertCompressionPass
                                        memory.predictPeak()));
       // How many ops keep each value: packing one copy frees nothing while
       // another op keeps the full tensor.
-      DenseMap<Value, unsigned> keepers;
-      for (Operation &op : func.getBody().front())
-        for (Value saved : memory.getSavedValues(&op))
-          ++keepers[saved];
+      DenseMap<Value, unsigned> keepers = countKeepers(func, memory);
       for (Operation &nested : func.getBody().front()) {
         auto op = dyn_cast<TorchOp>(&nested);
         if (!op || op.getSavedInputAttr() || !hasPackedInputVariant(op) ||
@@ -79,6 +118,9 @@ struct InsertCompressionPass
         op.setSavedInputAttr(bit);
       }
     }
+
+    if (savedForms)
+      insertSavedForms(func);
 
     if (regions) {
       func.walk([&](CheckpointOp region) {

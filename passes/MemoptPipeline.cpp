@@ -51,6 +51,7 @@ void buildMemoptPipeline(OpPassManager &pm,
   saved.assumeBinary = options.assumeBinary;
   saved.regions = false;
   saved.savedInputs = options.compress;
+  saved.savedForms = options.compress;
   funcPm.addPass(createInsertCompression(saved));
 
   InsertCheckpointsOptions plan;
@@ -68,6 +69,7 @@ void buildMemoptPipeline(OpPassManager &pm,
     regions.assumeBinary = options.assumeBinary;
     regions.regions = true;
     regions.savedInputs = false;
+    regions.savedForms = false;
     funcPm.addPass(createInsertCompression(regions));
   }
 }

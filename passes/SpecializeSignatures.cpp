@@ -157,6 +157,8 @@ void makeShapeGeneric(func::FuncOp generic) {
         return;
       if (torchOp.getSavedInputAttr())
         torchOp.removeSavedInputAttr();
+      if (torchOp.getSavedFormAttr())
+        torchOp.removeSavedFormAttr();
     }
     if (auto region = dyn_cast<CheckpointOp>(op)) {
       // Post-order: the body is done, the inputs' producers too.

@@ -238,9 +238,29 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
         ++pendingParamGrads[cast<ParamOp>(value.getDefiningOp()).getPathAttr()];
     // saved_input: autograd keeps operand 0 packed, not the operand itself.
     CompressPolicyAttr packed = op.getSavedInputAttr();
-    Value packedInput = packed && op->getNumOperands() ? op->getOperand(0)
-                                                       : Value();
+    Value packedInput =
+        packed && op->getNumOperands() ? op->getOperand(0) : Value();
+    // saved_form: a bit per value instead of ReLU's result (unpacked to a
+    // byte per value in backward); nothing of a lean max-pool's input.
+    SavedFormAttr form = op.getSavedFormAttr();
+    Value formValue =
+        form && op->getNumOperands() ? op->getOperand(0) : Value();
     for (Value value : fx.savedValues) {
+      if (form && (value == formValue ||
+                   (op->getNumResults() == 1 && value == op->getResult(0)))) {
+        if (form.getForm() == SavedForm::mask) {
+          int64_t numel = std::max<int64_t>(getNumElements(value.getType()), 0);
+          unsigned id = newStorage((numel + 7) / 8);
+          retain(id);
+          node.saved.push_back(id);
+          // The runtime unpacks 2^18 values at a time (a bool each) and masks
+          // the gradient chunk by chunk.
+          auto tensor = cast<TensorType>(value.getType());
+          node.unpackBytes = std::min<int64_t>(numel, int64_t(1) << 18) *
+                             (1 + getElementBytes(tensor.getElementType()));
+        }
+        continue;
+      }
       if (value == packedInput) {
         unsigned id = newStorage(getSavedInputBytes(packed, value.getType()));
         retain(id);
@@ -481,6 +501,10 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
       retain(it->second);
       giveGrad(value, it->second, temps);
     }
+  // The runtime drops the recomputed outputs before their backward: only
+  // what the region's ops saved stays.
+  for (Value value : yield->getOperands())
+    drop(value);
   backward(inner);
   for (auto [input, arg] : llvm::zip(cp.getInputs(), body.getArguments()))
     if (auto it = gradOf.find(gradKey(arg)); it != gradOf.end()) {
@@ -493,10 +517,8 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
     release(id);
   for (Value result : cp->getResults())
     releaseGrad(result);
-  for (Value value : yield->getOperands()) {
+  for (Value value : yield->getOperands())
     releaseGrad(value);
-    drop(value);
-  }
   for (unsigned id : llvm::concat<unsigned>(node.saved, restored))
     release(id);
 }

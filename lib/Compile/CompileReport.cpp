@@ -44,9 +44,8 @@ static std::string describeValue(Value value,
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     unsigned index = arg.getArgNumber();
     if (isa_and_nonnull<func::FuncOp>(arg.getOwner()->getParentOp()))
-      return index < inputNames.size()
-                 ? "input '" + inputNames[index] + "'"
-                 : "input #" + std::to_string(index);
+      return index < inputNames.size() ? "input '" + inputNames[index] + "'"
+                                       : "input #" + std::to_string(index);
     return "region argument #" + std::to_string(index);
   }
   Operation *op = value.getDefiningOp();
@@ -91,9 +90,9 @@ mlir::memopt::predictMemory(func::FuncOp func,
   });
   for (const std::string &path : order)
     prediction.savedByModule.emplace_back(path, byModule.lookup(path));
-  std::stable_sort(prediction.savedByModule.begin(),
-                   prediction.savedByModule.end(),
-                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  std::stable_sort(
+      prediction.savedByModule.begin(), prediction.savedByModule.end(),
+      [](const auto &a, const auto &b) { return a.second > b.second; });
   if (prediction.savedByModule.size() > 10)
     prediction.savedByModule.resize(10);
   if (unknownOps) {
@@ -237,10 +236,24 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
           saved && torchOp->getNumOperands() > 0) {
         Value input = torchOp->getOperand(0);
         report.compressed.push_back(
-            {describeValue(input, names), describeValue(op->getResult(0), names),
+            {describeValue(input, names),
+             describeValue(op->getResult(0), names),
              stringifyCompressionKind(saved.getKind()).str(), "saved-input",
              getDeviceBytes(input.getType()),
              packedBytes(input.getType(), saved.getKind())});
+      }
+      if (auto form = torchOp.getSavedFormAttr();
+          form && torchOp->getNumOperands() > 0) {
+        // A mask keeps a bit per value of the result; a lean max-pool keeps
+        // nothing of its input (its indices are kept either way).
+        Value input = torchOp->getOperand(0);
+        bool mask = form.getForm() == SavedForm::mask;
+        report.compressed.push_back(
+            {describeValue(input, names),
+             describeValue(op->getResult(0), names),
+             stringifySavedForm(form.getForm()).str(), "saved-form",
+             getDeviceBytes(input.getType()),
+             mask ? packedBytes(input.getType(), CompressionKind::bit) : 0});
       }
       return;
     }
@@ -273,8 +286,7 @@ void mlir::memopt::printTimeline(func::FuncOp func, llvm::StringRef title,
     os << llvm::format("  %5u %-9s %14lld  %-26s %s", index++,
                        stringifyMemoryPhase(entry.phase).str().c_str(),
                        static_cast<long long>(entry.liveBytes),
-                       entry.op ? opName(entry.op).c_str() : "",
-                       path.c_str());
+                       entry.op ? opName(entry.op).c_str() : "", path.c_str());
     if (&entry == peak)
       os << "  <- peak";
     os << "\n";

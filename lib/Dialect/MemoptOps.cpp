@@ -91,9 +91,8 @@ LogicalResult TorchOp::verify() {
   }
   if (auto views = getViews()) {
     if (views->size() != getNumResults())
-      return emitOpError("views has ")
-             << views->size() << " entries for " << getNumResults()
-             << " results";
+      return emitOpError("views has ") << views->size() << " entries for "
+                                       << getNumResults() << " results";
     for (int64_t index : *views)
       if (index < -1 || index >= getNumOperands())
         return emitOpError("view of operand ")
@@ -104,9 +103,9 @@ LogicalResult TorchOp::verify() {
       return emitOpError("saved_input is only supported on convolutions and "
                          "linear layers, not '")
              << name << "'";
-    auto input = getNumOperands() ? dyn_cast<RankedTensorType>(
-                                        getOperand(0).getType())
-                                  : RankedTensorType();
+    auto input = getNumOperands()
+                     ? dyn_cast<RankedTensorType>(getOperand(0).getType())
+                     : RankedTensorType();
     if (!input || !input.hasStaticShape() ||
         !isa<FloatType>(input.getElementType()))
       return emitOpError("saved_input needs a statically shaped floating-point "
@@ -115,6 +114,25 @@ LogicalResult TorchOp::verify() {
         saved.getKind() != CompressionKind::bool_)
       return emitOpError("saved_input supports bit and bool packing, not ")
              << stringifyCompressionKind(saved.getKind());
+  }
+  if (auto form = getSavedFormAttr()) {
+    if (getSavedInputAttr())
+      return emitOpError("has both saved_input and saved_form");
+    bool known =
+        form.getForm() == SavedForm::mask
+            ? name == "aten::relu" || name == "aten::relu_"
+            : name == "aten::max_pool2d" && getOverload().value_or("").empty();
+    if (!known)
+      return emitOpError("saved_form ")
+             << form << " is not supported on '" << name << "' (mask: "
+             << "aten::relu, aten::relu_; indices: aten::max_pool2d)";
+    auto input = getNumOperands()
+                     ? dyn_cast<RankedTensorType>(getOperand(0).getType())
+                     : RankedTensorType();
+    if (!input || !input.hasStaticShape() ||
+        !isa<FloatType>(input.getElementType()))
+      return emitOpError("saved_form needs a statically shaped "
+                         "floating-point tensor as operand 0");
   }
   return success();
 }
@@ -152,8 +170,7 @@ LogicalResult DecompressOp::verify() {
   PackedTensorType packed = getInput().getType();
   if (packed.getLogicalType() != getResult().getType())
     return emitOpError("result type ")
-           << getResult().getType() << " does not match packed type "
-           << packed;
+           << getResult().getType() << " does not match packed type " << packed;
   return success();
 }
 

@@ -236,14 +236,6 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   if (failed(chain))
     return failure();
   summary.stepSeconds = chain->stepSeconds;
-  if (getenv("MEMOPT_DUMP_CHAIN"))
-    for (auto [i, s] : llvm::enumerate(chain->segments))
-      llvm::errs() << i << " " << s.label << " in=" << s.inputBytes
-                   << " out=" << s.outputBytes << " saved=" << s.savedBytes
-                   << " sIn=" << s.savedInputBytes << " sOut=" << s.savedOutputBytes << " sh=" << s.sharedBoundaryBytes
-                   << " start=" << s.canStartRegion
-                   << " forbid=" << s.forbidCheckpoint
-                   << " ncross=" << s.crossing.size() << " cost=" << s.forwardCost << "\n";
 
   ChainPlannerOptions plannerOptions;
   plannerOptions.allowCompress = true;

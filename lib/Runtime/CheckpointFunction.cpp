@@ -3,7 +3,10 @@
 // Forward runs the region without grad and saves only its inputs. Backward
 // restores them, reruns the region with grad under the forward's RNG and
 // autocast state, and differentiates the recomputed outputs with respect to
-// the restored inputs (parameters are ordinary inputs).
+// the restored inputs (parameters are ordinary inputs). The recomputed
+// outputs are dropped before that backward runs: it needs their autograd
+// edges, not their values, and what the region's own ops saved stays alive
+// through the ops' saved variables.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/graph_task.h>
 
 namespace memopt::runtime {
@@ -92,28 +96,37 @@ struct CheckpointFunction
       outputs = state->region->run(inputs, state->scalars);
     }
 
-    variable_list diffOutputs, diffGrads;
+    torch::autograd::edge_list roots;
+    variable_list diffGrads;
     for (size_t j = 0; j < outputs.size() && j < grads.size(); ++j) {
       if (!outputs[j].requires_grad() || !grads[j].defined())
         continue;
-      diffOutputs.push_back(outputs[j]);
+      roots.push_back(torch::autograd::impl::gradient_edge(outputs[j]));
       diffGrads.push_back(grads[j]);
     }
-    variable_list wrt;
+    outputs.clear();
+    // The restored inputs are leaves: their gradients arrive at their grad
+    // accumulators, which exist when the recompute used them.
+    torch::autograd::edge_list wrt;
     std::vector<size_t> wrtIndex;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i].requires_grad() && ctx->needs_input_grad(i)) {
-        wrt.push_back(inputs[i]);
-        wrtIndex.push_back(i);
-      }
+      if (!inputs[i].requires_grad() || !ctx->needs_input_grad(i))
+        continue;
+      std::shared_ptr<torch::autograd::Node> node = inputs[i].grad_fn();
+      if (!node)
+        node = torch::autograd::impl::try_get_grad_accumulator(inputs[i]);
+      if (!node)
+        continue; // unused by the region: no gradient
+      wrt.emplace_back(std::move(node), inputs[i].output_nr());
+      wrtIndex.push_back(i);
     }
 
     // One gradient per forward argument: the tensors, then the call.
     variable_list result(inputs.size() + 1);
-    if (!diffOutputs.empty() && !wrt.empty()) {
-      variable_list g = torch::autograd::grad(
-          diffOutputs, wrt, diffGrads, /*retain_graph=*/false,
-          /*create_graph=*/false, /*allow_unused=*/true);
+    if (!roots.empty() && !wrt.empty()) {
+      variable_list g = torch::autograd::Engine::get_default_engine().execute(
+          roots, diffGrads, /*keep_graph=*/false, /*create_graph=*/false,
+          /*accumulate_grad=*/false, wrt);
       for (size_t k = 0; k < wrt.size(); ++k)
         result[wrtIndex[k]] = g[k];
     }

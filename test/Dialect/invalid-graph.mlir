@@ -143,3 +143,44 @@ func.func @saved_input_sparse(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>) -> tenso
   %0 = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {saved_input = #memopt.compress<sparse>} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
+
+// -----
+
+func.func @mask_on_sigmoid(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{saved_form #memopt.saved<mask> is not supported on 'aten::sigmoid' (mask: aten::relu, aten::relu_; indices: aten::max_pool2d)}}
+  %0 = memopt.op "aten::sigmoid"(%x) [#memopt.arg<0>] {saved_form = #memopt.saved<mask>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @indices_on_relu(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{saved_form #memopt.saved<indices> is not supported on 'aten::relu'}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {saved_form = #memopt.saved<indices>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @mask_dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  // expected-error @+1 {{saved_form needs a statically shaped floating-point tensor as operand 0}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {saved_form = #memopt.saved<mask>} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// -----
+
+func.func @both_saved_attrs(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{has both saved_input and saved_form}}
+  %0 = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {saved_input = #memopt.compress<bit>, saved_form = #memopt.saved<mask>} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @unknown_form(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{expected ::mlir::memopt::SavedForm to be one of: mask, indices}}
+  // expected-error @+1 {{failed to parse Memopt_SavedFormAttr parameter 'form'}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {saved_form = #memopt.saved<bits>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

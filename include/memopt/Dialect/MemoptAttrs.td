@@ -31,6 +31,17 @@ def Memopt_OffloadKind : I32EnumAttr<"OffloadKind",
   let cppNamespace = "::mlir::memopt";
 }
 
+def Memopt_SavedForm : I32EnumAttr<"SavedForm",
+    "what autograd keeps of an activation instead of the tensor", [
+      // One bit per value: where the gradient passes (ReLU's result > 0).
+      I32EnumAttrCase<"mask", 0>,
+      // A max-pool's argmax indices and its input's shape, not its input.
+      I32EnumAttrCase<"indices", 1>,
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::memopt";
+}
+
 class Memopt_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Memopt_Dialect, name, traits> {
   let mnemonic = attrMnemonic;
@@ -74,6 +85,12 @@ def Memopt_OffloadPolicyAttr : Memopt_Attr<"OffloadPolicy", "offload"> {
   let summary = "save the region input in host or unified memory";
   let parameters = (ins EnumParameter<Memopt_OffloadKind>:$kind);
   let assemblyFormat = "`<` $kind `>`";
+}
+
+def Memopt_SavedFormAttr : Memopt_Attr<"SavedForm", "saved"> {
+  let summary = "what autograd keeps for an op's backward instead of a tensor";
+  let parameters = (ins EnumParameter<Memopt_SavedForm>:$form);
+  let assemblyFormat = "`<` $form `>`";
 }
 
 //===----------------------------------------------------------------------===//

@@ -40,6 +40,14 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     autograd keep operand 0 packed instead of at full width: the exporter
     calls the runtime's `memopt::conv_packed` / `memopt::linear_packed`,
     which unpack it for the backward pass. Nothing is recomputed.
+
+    `saved_form` (set by `memopt-insert-compression` where no other op keeps
+    the tensor) replaces what autograd saves by what the backward formula
+    reads: `#memopt.saved<mask>` on `aten::relu` / `aten::relu_` keeps one
+    bit per value (where the result is positive) instead of the result
+    (`memopt::relu_masked`); `#memopt.saved<indices>` on `aten::max_pool2d`
+    keeps the argmax indices and the input's shape but not the input
+    (`memopt::max_pool2d_lean`). Gradients are unchanged, bit for bit.
   }];
   let arguments = (ins
     StrAttr:$name,
@@ -50,7 +58,8 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     OptionalAttr<DenseI64ArrayAttr>:$views,
     UnitAttr:$nondeterministic,
     UnitAttr:$side_effects,
-    OptionalAttr<Memopt_CompressPolicyAttr>:$saved_input);
+    OptionalAttr<Memopt_CompressPolicyAttr>:$saved_input,
+    OptionalAttr<Memopt_SavedFormAttr>:$saved_form);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
     $name `(` $operands `)` $args attr-dict `:` functional-type($operands, $results)

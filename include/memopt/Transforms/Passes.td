@@ -80,6 +80,15 @@ def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"
     `#memopt.compress<bit>` instead. Binary means proven by the
     binary-value analysis, or asserted with `assume-binary` for a module
     path (the runtime checks asserted values when they are packed).
+
+    With `saved-forms`, ops keep less for their backward where no other op
+    keeps the same tensor: `aten::max_pool2d` gets
+    `saved_form = #memopt.saved<indices>` (its input is not kept: backward
+    needs only the argmax indices and the input's shape), then `aten::relu`
+    and `aten::relu_` get `saved_form = #memopt.saved<mask>` (one bit per
+    value of the result: where the gradient passes). Gradients are
+    unchanged bit for bit; a ReLU feeding a convolution gains nothing, since
+    the convolution keeps the same tensor.
   }];
   let options = [
     ListOption<"assumeBinary", "assume-binary", "std::string",
@@ -88,6 +97,8 @@ def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"
            "Also pack binary inputs of checkpoint regions">,
     Option<"savedInputs", "saved-inputs", "bool", "true",
            "Pack binary inputs that convolutions and linear layers save">,
+    Option<"savedForms", "saved-forms", "bool", "true",
+           "Keep ReLU masks and max-pool indices instead of tensors">,
   ];
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }

@@ -94,6 +94,9 @@ buildForwardGraph(func::FuncOp func, const c10::ClassTypePtr &selfType,
 extern const char *const kCheckpointSchema;
 extern const char *const kConvPackedSchema;
 extern const char *const kLinearPackedSchema;
+extern const char *const kReluMaskedSchema;
+extern const char *const kReluMaskedInplaceSchema;
+extern const char *const kMaxPool2dLeanSchema;
 
 /// Declares the runtime ops the exporter emits (schema only, no kernel) for
 /// as long as the handles live, except those already registered (the runtime
@@ -114,6 +117,12 @@ LogicalResult checkRuntimeSchema(Operation *op, const llvm::Twine &what,
 LogicalResult emitPackedInputOp(TorchOp op, const c10::FunctionSchema *schema,
                                 std::vector<torch::jit::Value *> inputs,
                                 torch::jit::Graph &graph, ValueMap &values);
+
+/// Emits a `memopt.op` carrying `saved_form` as memopt::relu_masked(_) or
+/// memopt::max_pool2d_lean, with `inputs` built in the ATen op's order.
+LogicalResult emitSavedFormOp(TorchOp op, const c10::FunctionSchema *schema,
+                              std::vector<torch::jit::Value *> inputs,
+                              torch::jit::Graph &graph, ValueMap &values);
 
 /// Emits a checkpoint region as a call of the runtime op memopt::checkpoint.
 /// Parameters, buffers and attributes read in the body must already be

@@ -194,6 +194,9 @@ LogicalResult GraphEmitter::emitTorchOp(TorchOp op) {
   if (op.getSavedInputAttr())
     return exporter::emitPackedInputOp(op, schema, std::move(inputs), graph,
                                        values);
+  if (op.getSavedFormAttr())
+    return exporter::emitSavedFormOp(op, schema, std::move(inputs), graph,
+                                     values);
 
   Node *node;
   if (name == "prim::TupleConstruct") {

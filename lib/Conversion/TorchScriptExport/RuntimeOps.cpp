@@ -27,9 +27,18 @@ const char *const exporter::kLinearPackedSchema =
     "memopt::linear_packed(Tensor input, Tensor weight, Tensor? bias, "
     "str kind) -> Tensor";
 
-static const char *const kRuntimeSchemas[] = {exporter::kCheckpointSchema,
-                                              exporter::kConvPackedSchema,
-                                              exporter::kLinearPackedSchema};
+const char *const exporter::kReluMaskedSchema =
+    "memopt::relu_masked(Tensor self) -> Tensor";
+const char *const exporter::kReluMaskedInplaceSchema =
+    "memopt::relu_masked_(Tensor(a!) self) -> Tensor(a!)";
+const char *const exporter::kMaxPool2dLeanSchema =
+    "memopt::max_pool2d_lean(Tensor self, int[] kernel_size, int[] stride, "
+    "int[] padding, int[] dilation, bool ceil_mode) -> Tensor";
+
+static const char *const kRuntimeSchemas[] = {
+    exporter::kCheckpointSchema,        exporter::kConvPackedSchema,
+    exporter::kLinearPackedSchema,      exporter::kReluMaskedSchema,
+    exporter::kReluMaskedInplaceSchema, exporter::kMaxPool2dLeanSchema};
 
 /// The operator symbol of a schema string ("memopt::checkpoint").
 static c10::Symbol symbolOf(const c10::FunctionSchema &schema) {
@@ -44,6 +53,9 @@ std::vector<c10::RegistrationHandleRAII> exporter::declareRuntimeOps() {
     // emitters compare its schema with `text` before using it.
     if (!torch::jit::getAllOperatorsFor(symbolOf(schema)).empty())
       continue;
+    // As TORCH_LIBRARY's def in the runtime: aliasing as the schema says
+    // (relu_masked_ writes its input).
+    schema.setAliasAnalysis(c10::AliasAnalysisKind::FROM_SCHEMA);
     handles.push_back(c10::Dispatcher::singleton().registerDef(
         std::move(schema), "memopt TorchScript exporter (schema only)"));
   }

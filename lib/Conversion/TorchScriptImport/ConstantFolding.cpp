@@ -137,6 +137,6 @@ Value ConstantFolder::materialize(const torch::jit::Value *value,
                                     builder.getArrayAttr(args), StringAttr(),
                                     DenseI64ArrayAttr(), DenseI64ArrayAttr(),
                                     /*nondeterministic=*/false, /*side_effects=*/false,
-                                    CompressPolicyAttr());
+                                    CompressPolicyAttr(), SavedFormAttr());
   return op.getResult(0);
 }

@@ -225,7 +225,7 @@ void GraphImporter::importOperator(Node *node) {
                                     builder.getArrayAttr(args), StringAttr(),
                                     DenseI64ArrayAttr(), DenseI64ArrayAttr(),
                                     /*nondeterministic=*/false, /*side_effects=*/false,
-                                    CompressPolicyAttr());
+                                    CompressPolicyAttr(), SavedFormAttr());
   setFlags(node, operandOfInput, op);
   for (size_t i = 0; i < node->outputs().size(); ++i)
     values[node->output(i)] = op.getResult(i);

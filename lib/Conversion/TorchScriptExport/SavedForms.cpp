@@ -1,0 +1,84 @@
+//===- SavedForms.cpp - ReLUs keeping masks, max-pools keeping indices ----===//
+//
+// `memopt.op "aten::relu_"(...) {saved_form = #memopt.saved<mask>}` becomes
+// memopt::relu_masked_ (relu: memopt::relu_masked), and
+// `memopt.op "aten::max_pool2d"(...) {saved_form = #memopt.saved<indices>}`
+// becomes memopt::max_pool2d_lean, with the ATen operator's arguments in the
+// same order (docs/runtime.md).
+//
+//===----------------------------------------------------------------------===//
+#include "ExportInternal.h"
+
+#include "memopt/Dialect/MemoptOps.h"
+
+#include <torch/csrc/jit/frontend/function_schema_parser.h>
+
+using namespace mlir;
+using namespace mlir::memopt;
+using torch::jit::Graph;
+
+LogicalResult exporter::emitSavedFormOp(TorchOp op,
+                                        const c10::FunctionSchema *schema,
+                                        std::vector<torch::jit::Value *> inputs,
+                                        Graph &graph, ValueMap &values) {
+  StringRef name = op.getName();
+  SavedFormAttr form = op.getSavedFormAttr();
+  auto fail = [&](const Twine &why) {
+    return op.emitError("cannot export '")
+           << name << "' with saved_form = " << form << ": " << why;
+  };
+  if (op.getNumResults() != 1 ||
+      !isa<mlir::TensorType>(op.getResult(0).getType()))
+    return fail("expected one tensor result");
+  if (schema && !schema->overload_name().empty())
+    return fail("unknown overload '" + Twine(schema->overload_name()) + "'");
+
+  const char *runtimeSchema = nullptr;
+  const char *runtimeName = nullptr;
+  size_t arity = 0;
+  if (form.getForm() == SavedForm::mask && name == "aten::relu") {
+    runtimeSchema = kReluMaskedSchema;
+    runtimeName = "memopt::relu_masked";
+    arity = 1;
+  } else if (form.getForm() == SavedForm::mask && name == "aten::relu_") {
+    runtimeSchema = kReluMaskedInplaceSchema;
+    runtimeName = "memopt::relu_masked_";
+    arity = 1;
+  } else if (form.getForm() == SavedForm::indices &&
+             name == "aten::max_pool2d") {
+    runtimeSchema = kMaxPool2dLeanSchema;
+    runtimeName = "memopt::max_pool2d_lean";
+    arity = 6;
+  } else {
+    return fail("the runtime has no such form");
+  }
+  if (inputs.size() != arity)
+    return fail("expected " + Twine(arity) +
+                " arguments in schema order, got " + Twine(inputs.size()));
+  // A single int for an int[2] argument (traced code) broadcasts.
+  for (size_t index = 1; index < arity && index < 5; ++index) {
+    torch::jit::Value *&value = inputs[index];
+    if (value->type()->kind() == c10::TypeKind::IntType)
+      value = graph
+                  .insertNode(graph.createList(
+                      c10::IntType::get(),
+                      std::vector<torch::jit::Value *>(2, value)))
+                  ->output();
+  }
+  if (failed(checkRuntimeSchema(op, "'" + name + "' with saved_form",
+                                runtimeSchema)))
+    return failure();
+  torch::jit::Node *call =
+      graph.create(c10::Symbol::fromQualString(runtimeName), inputs);
+  call->output()->setType(c10::TensorType::get());
+  graph.insertNode(call);
+  if (!call->matches(torch::jit::parseSchema(runtimeSchema))) {
+    std::string types;
+    for (torch::jit::Value *v : inputs)
+      types += (types.empty() ? "" : ", ") + v->type()->repr_str();
+    return fail("arguments (" + Twine(types) + ") do not match " +
+                runtimeSchema);
+  }
+  values[op.getResult(0)] = call->output();
+  return success();
+}
