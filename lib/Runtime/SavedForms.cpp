@@ -24,26 +24,36 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// The mask is unpacked this many values at a time in backward, so that the
-// transient buffers stay small next to the gradient (the memory model,
-// lib/Analysis/MemorySimulatorOps.cpp, counts one chunk).
-constexpr int64_t kUnpackChunk = int64_t(1) << 18;
+// The mask is packed and unpacked this many values (a multiple of 8) at a
+// time, so that the transient buffers stay small next to the tensors (the
+// memory model, lib/Analysis/MemorySimulatorOps.cpp, counts one chunk).
+constexpr int64_t kMaskChunk = int64_t(1) << 18;
 
 at::Tensor bitWeights(const at::Device &device) {
   return at::tensor({1, 2, 4, 8, 16, 32, 64, 128},
                     at::TensorOptions().dtype(at::kByte).device(device));
 }
 
-/// `mask` (bool, any layout) packed 8 values per byte in logical order.
-at::Tensor packMask(const at::Tensor &mask) {
-  const int64_t n = mask.numel();
-  at::Tensor bytes = mask.reshape({-1}).to(at::kByte);
-  const int64_t padding = (8 - n % 8) % 8;
-  if (padding)
-    bytes = at::constant_pad_nd(bytes, {0, padding}, 0);
-  return bytes.view({-1, 8})
-      .mul_(bitWeights(mask.device()))
-      .sum(1, false, at::kByte);
+/// Whether each value of `result` is <= 0, packed 8 per byte in logical
+/// order, a chunk at a time (ReLU may run where memory is tight: in a
+/// recomputed region's backward). NaN is not <= 0: its gradient passes, as
+/// in threshold_backward.
+at::Tensor packNonPositiveMask(const at::Tensor &result) {
+  const int64_t n = result.numel();
+  at::Tensor flat = result.reshape({-1});
+  at::Tensor bits =
+      at::empty({(n + 7) / 8},
+                at::TensorOptions().dtype(at::kByte).device(result.device()));
+  const at::Tensor weights = bitWeights(result.device());
+  for (int64_t begin = 0; begin < n; begin += kMaskChunk) {
+    const int64_t count = std::min(kMaskChunk, n - begin);
+    at::Tensor bytes = flat.slice(0, begin, begin + count).le(0).to(at::kByte);
+    if (count % 8)
+      bytes = at::constant_pad_nd(bytes, {0, 8 - count % 8}, 0);
+    bits.slice(0, begin / 8, begin / 8 + bytes.numel() / 8)
+        .copy_(bytes.view({-1, 8}).mul_(weights).sum(1, false, at::kByte));
+  }
+  return bits;
 }
 
 /// Values [begin, begin + count) of a packed mask, as bool.
@@ -65,8 +75,8 @@ at::Tensor maskedGrad(const at::Tensor &grad, const at::Tensor &bits,
     return grad.masked_fill(unpackMask(bits, 0, grad.numel()).view(sizes), 0);
   at::Tensor result = at::empty_like(grad);
   at::Tensor flatGrad = grad.view({-1}), flatResult = result.view({-1});
-  for (int64_t begin = 0; begin < grad.numel(); begin += kUnpackChunk) {
-    const int64_t count = std::min(kUnpackChunk, grad.numel() - begin);
+  for (int64_t begin = 0; begin < grad.numel(); begin += kMaskChunk) {
+    const int64_t count = std::min(kMaskChunk, grad.numel() - begin);
     at::Tensor zero = unpackMask(bits, begin, count);
     flatResult.slice(0, begin, begin + count)
         .copy_(flatGrad.slice(0, begin, begin + count).masked_fill(zero, 0));
@@ -85,8 +95,7 @@ struct ReluMaskedFunction
     } else {
       result = at::relu(self);
     }
-    // NaN is not <= 0: its gradient passes, as in threshold_backward.
-    ctx->save_for_backward({packMask(result.le(0))});
+    ctx->save_for_backward({packNonPositiveMask(result)});
     ctx->saved_data["sizes"] = result.sizes().vec();
     return result;
   }
