@@ -50,7 +50,8 @@ static RankedTensorType getArgTensorType(TorchOp op, unsigned pos) {
   auto ref = dyn_cast<OperandRefAttr>(op.getArgs()[pos]);
   if (!ref)
     return {};
-  auto type = dyn_cast<RankedTensorType>(op->getOperand(ref.getIndex()).getType());
+  auto type =
+      dyn_cast<RankedTensorType>(op->getOperand(ref.getIndex()).getType());
   return type && type.hasStaticShape() ? type : RankedTensorType();
 }
 
@@ -104,7 +105,8 @@ static std::optional<ConvGeometry> getConvGeometry(TorchOp op) {
                     ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
                     : RankedTensorType();
   if (!input || !weight || !output || !output.hasStaticShape() ||
-      input.getRank() != weight.getRank() || output.getRank() != input.getRank() ||
+      input.getRank() != weight.getRank() ||
+      output.getRank() != input.getRank() ||
       (input.getRank() != 3 && input.getRank() != 4))
     return std::nullopt;
   ConvGeometry g;
@@ -121,8 +123,8 @@ static std::optional<ConvGeometry> getConvGeometry(TorchOp op) {
   g.kh = is2d ? wt[2] : 1;
   g.kw = wt.back();
   auto groups = getIntList(op, groupsPos);
-  g.groups = groups && groups->size() == 1 ? std::max<int64_t>(1, (*groups)[0])
-                                           : 1;
+  g.groups =
+      groups && groups->size() == 1 ? std::max<int64_t>(1, (*groups)[0]) : 1;
   g.strided = anyNot(getIntList(op, 3), 1);
   // conv2d.padding takes "same" / "valid".
   if (auto mode = op.getArgs().size() > 4
@@ -141,8 +143,8 @@ static std::optional<ConvGeometry> getConvGeometry(TorchOp op) {
 static bool usesOneDnn(const ConvGeometry &g, int threads) {
   if (!g.isFloat32)
     return false;
-  bool worth = g.strided || g.dilated || g.n >= 16 || g.kw != 1 ||
-               g.kh != 1 || threads > 1;
+  bool worth = g.strided || g.dilated || g.n >= 16 || g.kw != 1 || g.kh != 1 ||
+               threads > 1;
   bool notTiny = g.groups > 1 || (g.kw > 3 && g.kh > 3) || g.n > 1 ||
                  g.n * g.cin * g.h * g.w > 20480;
   return worth && notTiny;
@@ -176,13 +178,16 @@ static ConvBuffers getConvBuffers(const ConvGeometry &g) {
     b.wei = b.weiData = b.gradW = oc * k * e;
     return b;
   }
-  int64_t icPad = g.groups * roundUp(icg, 16), ocPad = g.groups * roundUp(ocg, 16);
+  int64_t icPad = g.groups * roundUp(icg, 16),
+          ocPad = g.groups * roundUp(ocg, 16);
   bool flat = icg < 16;
   b.src = flat ? 0 : g.n * icPad * g.h * g.w * e;
   b.dst = g.n * ocPad * g.oh * g.ow * e;
   b.wei = ocPad * (flat ? icg : roundUp(icg, 16)) * k * e;
   b.weiData = ocPad * roundUp(icg, 16) * k * e;
-  int64_t icWeights = icg < 4 ? icg : icg < 16 ? roundUp(icg, 8) : roundUp(icg, 16);
+  int64_t icWeights = icg < 4    ? icg
+                      : icg < 16 ? roundUp(icg, 8)
+                                 : roundUp(icg, 16);
   b.srcForWeights = icg < 4 ? 0 : g.n * g.groups * icWeights * g.h * g.w * e;
   b.gradW = ocPad * icWeights * k * e;
   return b;
@@ -194,9 +199,10 @@ bool mlir::memopt::isMatrixProductConvolution(TorchOp op, int threads) {
          g->kw == 1 && !g->strided && !g->padded && !g->dilated;
 }
 
-int64_t mlir::memopt::getContiguousCopyBytes(
-    TorchOp op, function_ref<bool(Value)> isContiguous,
-    const TrainingMemoryOptions &options) {
+int64_t
+mlir::memopt::getContiguousCopyBytes(TorchOp op,
+                                     function_ref<bool(Value)> isContiguous,
+                                     const TrainingMemoryOptions &options) {
   if (!options.kernelWorkspaces || op.getName() != "aten::layer_norm" ||
       op.getArgs().empty())
     return 0;
@@ -209,8 +215,9 @@ int64_t mlir::memopt::getContiguousCopyBytes(
   return std::max<int64_t>(getDeviceBytes(input.getType()), 0);
 }
 
-int64_t mlir::memopt::getForwardHighWater(TorchOp op,
-                                          const TrainingMemoryOptions &options) {
+int64_t
+mlir::memopt::getForwardHighWater(TorchOp op,
+                                  const TrainingMemoryOptions &options) {
   if (!options.kernelWorkspaces)
     return -1;
   std::optional<ConvGeometry> g = getConvGeometry(op);
@@ -219,8 +226,8 @@ int64_t mlir::memopt::getForwardHighWater(TorchOp op,
   ConvBuffers b = getConvBuffers(*g);
   if (!usesOneDnn(*g, options.intraOpThreads)) {
     // _slow_conv2d: im2col columns unless the kernel is a plain 1x1.
-    bool columns = g->kh != 1 || g->kw != 1 || g->strided || g->padded ||
-                   g->dilated;
+    bool columns =
+        g->kh != 1 || g->kw != 1 || g->strided || g->padded || g->dilated;
     return b.out + (columns ? g->n * g->cin * g->kh * g->kw * g->oh * g->ow *
                                   g->elementBytes
                             : 0);
@@ -228,11 +235,27 @@ int64_t mlir::memopt::getForwardHighWater(TorchOp op,
   return std::max(b.src + b.wei + b.dst, b.dst + b.out);
 }
 
-int64_t mlir::memopt::getBackwardHighWater(
-    TorchOp op, bool inputGrad, bool weightGrad, bool biasGrad,
-    const TrainingMemoryOptions &options) {
+/// Training-mode batch-norm's CPU backward allocates, next to the input
+/// gradient, a temporary of the input's size (measured: 2 x the input above
+/// the live bytes; none when only the affine parameters need gradients).
+static int64_t getBatchNormBackwardHighWater(TorchOp op, bool inputGrad) {
+  auto training = op.getArgs().size() > 5 ? dyn_cast<BoolAttr>(op.getArgs()[5])
+                                          : BoolAttr();
+  if (!inputGrad || !training || !training.getValue() ||
+      op->getNumOperands() == 0)
+    return -1;
+  int64_t input = getDeviceBytes(op->getOperand(0).getType());
+  return input < 0 ? -1 : 2 * input;
+}
+
+int64_t
+mlir::memopt::getBackwardHighWater(TorchOp op, bool inputGrad, bool weightGrad,
+                                   bool biasGrad,
+                                   const TrainingMemoryOptions &options) {
   if (!options.kernelWorkspaces)
     return -1;
+  if (op.getName() == "aten::batch_norm")
+    return getBatchNormBackwardHighWater(op, inputGrad);
   std::optional<ConvGeometry> g = getConvGeometry(op);
   if (!g)
     return -1;
@@ -240,8 +263,8 @@ int64_t mlir::memopt::getBackwardHighWater(
   int64_t gx = inputGrad ? b.in : 0, gw = weightGrad ? b.weight : 0,
           gb = biasGrad ? b.bias : 0;
   if (!usesOneDnn(*g, options.intraOpThreads)) {
-    bool columns = g->kh != 1 || g->kw != 1 || g->strided || g->padded ||
-                   g->dilated;
+    bool columns =
+        g->kh != 1 || g->kw != 1 || g->strided || g->padded || g->dilated;
     return gx + gw + gb +
            (columns ? g->n * g->cin * g->kh * g->kw * g->oh * g->ow *
                           g->elementBytes
@@ -253,8 +276,9 @@ int64_t mlir::memopt::getBackwardHighWater(
   if (inputGrad) {
     int64_t gxBlocked = b.depthwise || b.src
                             ? b.src
-                            : g->n * g->groups * roundUp(g->cin / g->groups, 16) *
-                                  g->h * g->w * g->elementBytes;
+                            : g->n * g->groups *
+                                  roundUp(g->cin / g->groups, 16) * g->h *
+                                  g->w * g->elementBytes;
     high = std::max(b.dst + b.weiData + gxBlocked, gxBlocked + gx);
   }
   if (weightGrad || biasGrad) {
