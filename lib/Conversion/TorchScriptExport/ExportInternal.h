@@ -118,6 +118,14 @@ LogicalResult emitPackedInputOp(TorchOp op, const c10::FunctionSchema *schema,
                                 std::vector<torch::jit::Value *> inputs,
                                 torch::jit::Graph &graph, ValueMap &values);
 
+/// Inserts a call of the runtime op `name` (one tensor result, mapped to
+/// `op`'s result) on `inputs`; "<what>: arguments (...) do not match
+/// <schema>" on `op` when their types do not fit `schemaText`.
+LogicalResult emitRuntimeCall(TorchOp op, const llvm::Twine &what,
+                              const char *name, const char *schemaText,
+                              llvm::ArrayRef<torch::jit::Value *> inputs,
+                              torch::jit::Graph &graph, ValueMap &values);
+
 /// Emits a `memopt.op` carrying `saved_form` as memopt::relu_masked(_) or
 /// memopt::max_pool2d_lean, with `inputs` built in the ATen op's order.
 LogicalResult emitSavedFormOp(TorchOp op, const c10::FunctionSchema *schema,

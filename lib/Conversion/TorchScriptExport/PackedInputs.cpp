@@ -18,8 +18,6 @@
 
 #include "memopt/Dialect/MemoptOps.h"
 
-#include <torch/csrc/jit/frontend/function_schema_parser.h>
-
 using namespace mlir;
 using namespace mlir::memopt;
 using torch::jit::Graph;
@@ -86,19 +84,10 @@ exporter::emitPackedInputOp(TorchOp op, const c10::FunctionSchema *schema,
                                 runtimeSchema)))
     return failure();
   inputs.push_back(graph.insertConstant(kind));
-  torch::jit::Node *call =
-      graph.create(c10::Symbol::fromQualString(conv ? "memopt::conv_packed"
-                                                    : "memopt::linear_packed"),
-                   inputs);
-  call->output()->setType(c10::TensorType::get());
-  graph.insertNode(call);
-  if (!call->matches(torch::jit::parseSchema(runtimeSchema))) {
-    std::string types;
-    for (torch::jit::Value *v : inputs)
-      types += (types.empty() ? "" : ", ") + v->type()->repr_str();
-    return fail("arguments (" + Twine(types) + ") do not match " +
-                runtimeSchema);
-  }
-  values[op.getResult(0)] = call->output();
-  return success();
+  std::string what;
+  llvm::raw_string_ostream(what)
+      << "'" << name << "' with saved_input = " << saved;
+  return emitRuntimeCall(op, what,
+                         conv ? "memopt::conv_packed" : "memopt::linear_packed",
+                         runtimeSchema, inputs, graph, values);
 }

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "ExportInternal.h"
 
+#include "memopt/Dialect/MemoptOps.h"
+
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
@@ -80,4 +82,25 @@ LogicalResult exporter::checkRuntimeSchema(Operation *op,
     }
   return op->emitError("cannot export ")
          << what << ": the loaded runtime has no " << schemaText;
+}
+
+LogicalResult
+exporter::emitRuntimeCall(TorchOp op, const llvm::Twine &what, const char *name,
+                          const char *schemaText,
+                          llvm::ArrayRef<torch::jit::Value *> inputs,
+                          torch::jit::Graph &graph, ValueMap &values) {
+  torch::jit::Node *call = graph.create(
+      c10::Symbol::fromQualString(name),
+      c10::ArrayRef<torch::jit::Value *>(inputs.data(), inputs.size()));
+  call->output()->setType(c10::TensorType::get());
+  graph.insertNode(call);
+  if (!call->matches(torch::jit::parseSchema(schemaText))) {
+    std::string types;
+    for (torch::jit::Value *v : inputs)
+      types += (types.empty() ? "" : ", ") + v->type()->repr_str();
+    return op.emitError("cannot export ") << what << ": arguments (" << types
+                                          << ") do not match " << schemaText;
+  }
+  values[op->getResult(0)] = call->output();
+  return success();
 }

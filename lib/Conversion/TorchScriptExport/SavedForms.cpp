@@ -11,8 +11,6 @@
 
 #include "memopt/Dialect/MemoptOps.h"
 
-#include <torch/csrc/jit/frontend/function_schema_parser.h>
-
 using namespace mlir;
 using namespace mlir::memopt;
 using torch::jit::Graph;
@@ -68,17 +66,9 @@ LogicalResult exporter::emitSavedFormOp(TorchOp op,
   if (failed(checkRuntimeSchema(op, "'" + name + "' with saved_form",
                                 runtimeSchema)))
     return failure();
-  torch::jit::Node *call =
-      graph.create(c10::Symbol::fromQualString(runtimeName), inputs);
-  call->output()->setType(c10::TensorType::get());
-  graph.insertNode(call);
-  if (!call->matches(torch::jit::parseSchema(runtimeSchema))) {
-    std::string types;
-    for (torch::jit::Value *v : inputs)
-      types += (types.empty() ? "" : ", ") + v->type()->repr_str();
-    return fail("arguments (" + Twine(types) + ") do not match " +
-                runtimeSchema);
-  }
-  values[op.getResult(0)] = call->output();
-  return success();
+  std::string what;
+  llvm::raw_string_ostream(what)
+      << "'" << name << "' with saved_form = " << form;
+  return emitRuntimeCall(op, what, runtimeName, runtimeSchema, inputs, graph,
+                         values);
 }
