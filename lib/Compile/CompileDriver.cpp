@@ -1,12 +1,12 @@
 //===- CompileDriver.cpp - import -> plan -> export in one process --------===//
 #include "memopt/Compile/CompileDriver.h"
 
-#include "memopt/Planning/Budget.h"
 #include "memopt/Compile/CompileReport.h"
 #include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Conversion/TorchScriptExport.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 #include "memopt/Dialect/MemoptDialect.h"
+#include "memopt/Planning/Budget.h"
 #include "memopt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -83,8 +83,7 @@ public:
   }
 
 private:
-  std::chrono::steady_clock::time_point last =
-      std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
 };
 } // namespace
 
@@ -114,8 +113,7 @@ static bool isRegistered(llvm::StringRef name) {
 /// The imported function of signature `index` (@forward for one signature,
 /// the function whose memopt.signature has that index for several).
 static func::FuncOp findSignatureFunction(ModuleOp module, size_t index,
-                                          size_t count,
-                                          llvm::StringRef name) {
+                                          size_t count, llvm::StringRef name) {
   if (!name.empty())
     if (auto func = module.lookupSymbol<func::FuncOp>(name))
       if (!func.isExternal())
@@ -140,13 +138,14 @@ static func::FuncOp findSignatureFunction(ModuleOp module, size_t index,
 static bool writeOutput(llvm::StringRef path, OneLinePrinter &printer,
                         llvm::function_ref<bool(llvm::raw_ostream &)> produce) {
   bool produced = true;
-  llvm::Error error = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
-    produced = produce(os);
-    if (!produced)
-      return llvm::make_error<llvm::StringError>(
-          "not produced", llvm::inconvertibleErrorCode());
-    return llvm::Error::success();
-  });
+  llvm::Error error =
+      llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
+        produced = produce(os);
+        if (!produced)
+          return llvm::make_error<llvm::StringError>(
+              "not produced", llvm::inconvertibleErrorCode());
+        return llvm::Error::success();
+      });
   if (!error)
     return true;
   std::string message = llvm::toString(std::move(error));
@@ -198,9 +197,9 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   bool custom = !options.passPipeline.empty();
   bool plan = !options.analyzeOnly && !allPassthrough && !custom;
   // Several signatures become one dispatching @forward, needed to export.
-  bool specialize = several && !custom && (!options.analyzeOnly ||
-                                !options.outputPath.empty() ||
-                                !options.emitMlirPath.empty());
+  bool specialize = several && !custom &&
+                    (!options.analyzeOnly || !options.outputPath.empty() ||
+                     !options.emitMlirPath.empty());
 
   DialectRegistry registry;
   registry.insert<MemoptDialect, func::FuncDialect>();
@@ -248,8 +247,11 @@ int mlir::memopt::runCompile(const CompileOptions &options,
     importOptions.signatures = signatures;
   else if (!signatures.empty())
     importOptions.inputs = signatures.front().inputs;
+  // The export takes the weights from the model the import loaded.
+  std::shared_ptr<TorchScriptSource> source;
   OwningOpRef<ModuleOp> module =
-      importTorchScriptFile(options.inputPath, importOptions, &context);
+      importTorchScriptFile(options.inputPath, importOptions, &context,
+                            options.outputPath.empty() ? nullptr : &source);
   if (!module) {
     if (!printer.errorPrinted())
       printer.error("cannot import '" + options.inputPath + "'");
@@ -288,8 +290,9 @@ int mlir::memopt::runCompile(const CompileOptions &options,
     func::FuncOp func = findSignatureFunction(*module, i, count, "");
     if (!func) {
       printer.error("the importer produced no function for signature '" +
-                    (signatures.empty() ? std::string("(none)")
-                                        : formatSignature(signatures[i].inputs)) +
+                    (signatures.empty()
+                         ? std::string("(none)")
+                         : formatSignature(signatures[i].inputs)) +
                     "'" +
                     (several ? "; this build's importer may not support "
                                "several signatures yet"
@@ -308,8 +311,8 @@ int mlir::memopt::runCompile(const CompileOptions &options,
         s.inputNames.push_back(spec.name);
     }
     s.baseline = predictMemory(func, &s.unknownOps);
-    if (const std::optional<Budget> &own = budgets.empty() ? budget
-                                                           : budgets[i])
+    if (const std::optional<Budget> &own =
+            budgets.empty() ? budget : budgets[i])
       s.budgetBytes = own->resolve(s.baseline.peakBytes);
     report.signatures.push_back(std::move(s));
   }
@@ -348,7 +351,7 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   // Export.
   if (!options.outputPath.empty() &&
       !writeOutput(options.outputPath, printer, [&](llvm::raw_ostream &os) {
-        return succeeded(exportTorchScript(*module, os));
+        return succeeded(exportTorchScript(*module, source.get(), os));
       })) {
     if (!printer.errorPrinted())
       printer.error("cannot export the compiled model");

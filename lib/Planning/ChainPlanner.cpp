@@ -210,7 +210,14 @@ void insertPareto(std::vector<Entry> &frontier, const Entry &entry,
   auto last = first;
   while (last != frontier.end() && key(*last) >= key(entry))
     ++last;
-  frontier.insert(frontier.erase(first, last), entry);
+  // Replace the first dominated entry in place: one move of the tail at
+  // most, where erase + insert moved it twice.
+  if (first == last) {
+    frontier.insert(first, entry);
+    return;
+  }
+  *first = entry;
+  frontier.erase(std::next(first), last);
 }
 
 ChainPlan search(const std::vector<ChainSegment> &chain,

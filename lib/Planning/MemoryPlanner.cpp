@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
@@ -287,16 +288,23 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   int64_t chainBaseline = storedChainPeak(chain->segments, plannerOptions);
   int64_t low = std::max<int64_t>(1, leastPeak.peakBytes);
   constexpr int kSweep = 12;
+  std::vector<int64_t> chainBudgets;
   for (int step = 0; step <= kSweep; ++step) {
     double fraction = double(step) / kSweep;
-    auto chainBudget = static_cast<int64_t>(
-        low * std::pow(double(std::max(chainBaseline, low)) / low, fraction));
-    ChainPlan plan = planWithin(chainBudget);
-    if (plan.feasible && failed(consider(plan)))
+    chainBudgets.push_back(static_cast<int64_t>(
+        low * std::pow(double(std::max(chainBaseline, low)) / low, fraction)));
+  }
+  chainBudgets.push_back(INT64_MAX);
+  // Independent searches (most of the planning time): run them in parallel,
+  // consider their plans in order.
+  std::vector<ChainPlan> sweep(chainBudgets.size());
+  parallelFor(func.getContext(), 0, sweep.size(),
+              [&](size_t i) { sweep[i] = planWithin(chainBudgets[i]); });
+  for (size_t i = 0; i < sweep.size(); ++i) {
+    bool unbounded = i + 1 == sweep.size();
+    if ((unbounded || sweep[i].feasible) && failed(consider(sweep[i])))
       return failure();
   }
-  if (failed(consider(planWithin(INT64_MAX))))
-    return failure();
 
   const Candidate *leastPeakCandidate = nullptr;
   for (const Candidate &c : candidates)

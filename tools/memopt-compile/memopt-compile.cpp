@@ -13,6 +13,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace cl = llvm::cl;
@@ -69,15 +71,12 @@ static cl::list<std::string>
                cl::desc("Module paths forced into checkpoint regions"),
                cl::value_desc("a.b,c"), cl::CommaSeparated, cl::cat(category));
 static cl::list<std::string>
-    noCheckpoint("no-checkpoint",
-                 cl::desc("Module paths never recomputed"),
+    noCheckpoint("no-checkpoint", cl::desc("Module paths never recomputed"),
                  cl::value_desc("a.b,c"), cl::CommaSeparated,
                  cl::cat(category));
-static cl::list<std::string>
-    assumeBinary("assume-binary",
-                 cl::desc("Module paths whose outputs are asserted 0/1"),
-                 cl::value_desc("a.b,c"), cl::CommaSeparated,
-                 cl::cat(category));
+static cl::list<std::string> assumeBinary(
+    "assume-binary", cl::desc("Module paths whose outputs are asserted 0/1"),
+    cl::value_desc("a.b,c"), cl::CommaSeparated, cl::cat(category));
 static cl::opt<std::string> passPipeline(
     "pass-pipeline",
     cl::desc("Advanced: run this textual pass pipeline instead of the "
@@ -88,9 +87,10 @@ static cl::opt<bool> analyzeOnly(
     cl::desc("Import and predict memory only; no planning (-o then writes "
              "the unplanned model)"),
     cl::cat(category));
-static cl::opt<std::string>
-    reportPath("report", cl::desc("Write the JSON report here"),
-               cl::value_desc("report.json"), cl::cat(category));
+static cl::opt<std::string> reportPath("report",
+                                       cl::desc("Write the JSON report here"),
+                                       cl::value_desc("report.json"),
+                                       cl::cat(category));
 static cl::opt<std::string>
     emitMlir("emit-mlir", cl::desc("Write the IR after the pipeline here"),
              cl::value_desc("out.mlir"), cl::cat(category));
@@ -99,9 +99,9 @@ static cl::opt<bool> allowOverBudget(
     cl::desc("When the budget cannot be met, write the least-peak plan "
              "instead of failing"),
     cl::cat(category));
-static cl::opt<bool>
-    timeline("timeline", cl::desc("Print the per-op live-bytes timeline"),
-             cl::cat(category));
+static cl::opt<bool> timeline("timeline",
+                              cl::desc("Print the per-op live-bytes timeline"),
+                              cl::cat(category));
 static cl::alias timelineShort("v", cl::desc("Alias for --timeline"),
                                cl::aliasopt(timeline), cl::cat(category));
 
@@ -151,5 +151,12 @@ int main(int argc, char **argv) {
   options.allowOverBudget = allowOverBudget;
   options.timeline = timeline;
   options.commandLine = mlir::memopt::joinCommandLine(argc, argv);
-  return mlir::memopt::runCompile(options, llvm::errs());
+  int status = mlir::memopt::runCompile(options, llvm::errs());
+  // Every output is written and closed. LibTorch's static destructors
+  // (unregistering each of its operators) would take tens of milliseconds
+  // more: flush and leave without them.
+  llvm::outs().flush();
+  llvm::errs().flush();
+  std::fflush(nullptr);
+  std::_Exit(status);
 }

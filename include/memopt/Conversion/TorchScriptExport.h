@@ -28,8 +28,17 @@ inline constexpr llvm::StringLiteral kSourceAttrName = "memopt.source";
 /// error diagnostic on failure.
 LogicalResult exportTorchScript(ModuleOp module, llvm::StringRef outputPath);
 
-/// Same, writing the serialized `.pt` (a zip archive) to `output`.
+/// Same, writing the serialized `.pt` (a zip archive) to `output`, which may
+/// hold part of one after a failure.
 LogicalResult exportTorchScript(ModuleOp module, llvm::raw_ostream &output);
+
+struct TorchScriptSource;
+
+/// exportTorchScript(module, output), with the weights from `source` (see
+/// importTorchScriptFile) when it is the model `memopt.source` names.
+LogicalResult exportTorchScript(ModuleOp module,
+                                const TorchScriptSource *source,
+                                llvm::raw_ostream &output);
 
 /// Registers `--export-torchscript` with mlir-translate's registry. The `.pt`
 /// bytes go to the translation's output stream, i.e. the `-o` file.

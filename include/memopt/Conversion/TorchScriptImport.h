@@ -19,6 +19,7 @@
 #include "llvm/Support/LogicalResult.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -120,18 +121,27 @@ inline constexpr llvm::StringLiteral kAssumesAttrName = "memopt.assumes";
 inline constexpr llvm::StringLiteral kShapeAssumesAttrName =
     "memopt.shape_assumes";
 
+/// The source model as the import loaded it, unchanged (the import runs a
+/// copy of its state): an export in the same process (TorchScriptExport.h)
+/// takes the weights from it instead of loading the file again. LibTorch
+/// code reads it through TorchScriptSource.h.
+struct TorchScriptSource;
+
 /// Imports the TorchScript archive at `path`. Returns null after emitting
-/// exactly one error diagnostic on `context`.
+/// exactly one error diagnostic on `context`. With `source`, also hands over
+/// the loaded model there, when it can be shared (else it stays null).
 mlir::OwningOpRef<mlir::ModuleOp>
 importTorchScriptFile(llvm::StringRef path, const ImportOptions &options,
-                      mlir::MLIRContext *context);
+                      mlir::MLIRContext *context,
+                      std::shared_ptr<TorchScriptSource> *source = nullptr);
 
 /// Same, for an archive already in memory; `sourcePath` is what the module's
 /// `memopt.source` attribute records (made absolute when it names a file).
 mlir::OwningOpRef<mlir::ModuleOp>
 importTorchScriptBuffer(llvm::StringRef bytes, llvm::StringRef sourcePath,
                         const ImportOptions &options,
-                        mlir::MLIRContext *context);
+                        mlir::MLIRContext *context,
+                        std::shared_ptr<TorchScriptSource> *source = nullptr);
 
 /// Registers `--import-torchscript` (with `--input-shape`, `--signature`,
 /// `--signatures-file` and `--method`) for mlir-translate style drivers.

@@ -50,6 +50,14 @@ public:
   /// Raises at run time unless attribute `path` still has value `expected`.
   LogicalResult emitGuard(Operation *anchor, StringRef path,
                           Attribute expected);
+  /// An attribute value assumed by `anchor` (which errors are reported on).
+  struct Assumption {
+    Operation *anchor;
+    StringRef path;
+    Attribute expected;
+  };
+  /// emitGuard for each assumption, raising for the first that fails.
+  LogicalResult emitGuards(ArrayRef<Assumption> assumptions);
 
 private:
   torch::jit::Value *lookup(mlir::Value value) { return values.lookup(value); }
@@ -59,6 +67,12 @@ private:
   LogicalResult emitConstant(TorchOp op);
   LogicalResult emitTorchOp(TorchOp op);
   LogicalResult mapResults(Operation *op, Node *node);
+  /// The check of one assumption: true when it fails, and its message.
+  FailureOr<std::pair<torch::jit::Value *, std::string>>
+  emitAssumptionCheck(Operation *anchor, StringRef path, Attribute expected);
+  /// `if condition: raise message()`, the message computed in the branch.
+  void emitRaiseIf(torch::jit::Value *condition,
+                   llvm::function_ref<torch::jit::Value *()> message);
 
   Graph &graph;
   torch::jit::Value *self;
@@ -236,8 +250,9 @@ LogicalResult GraphEmitter::emitTorchOp(TorchOp op) {
   return mapResults(op, node);
 }
 
-LogicalResult GraphEmitter::emitGuard(Operation *anchor, StringRef path,
-                                      Attribute expected) {
+FailureOr<std::pair<torch::jit::Value *, std::string>>
+GraphEmitter::emitAssumptionCheck(Operation *anchor, StringRef path,
+                                  Attribute expected) {
   std::string field;
   torch::jit::Value *actual = graph.insertGetAttr(ownerOf(path, field), field);
   std::string error;
@@ -261,14 +276,69 @@ LogicalResult GraphEmitter::emitGuard(Operation *anchor, StringRef path,
      << " == " << *value
      << " (memopt.assumes); compile it again for other values, "
      << "e.g. for eval() or train() mode";
+  return std::make_pair(differs, os.str());
+}
+
+void GraphEmitter::emitRaiseIf(
+    torch::jit::Value *condition,
+    llvm::function_ref<torch::jit::Value *()> message) {
   Node *check = graph.insertNode(
-      graph.create(c10::Symbol::fromQualString("prim::If"), {differs}, 0));
+      graph.create(c10::Symbol::fromQualString("prim::If"), {condition}, 0));
   {
     torch::jit::WithInsertPoint raise(check->addBlock());
     graph.insert(c10::Symbol::fromQualString("prim::RaiseException"),
-                 {graph.insertConstant(os.str())});
+                 {message()});
   }
   check->addBlock();
+}
+
+LogicalResult GraphEmitter::emitGuard(Operation *anchor, StringRef path,
+                                      Attribute expected) {
+  auto check = emitAssumptionCheck(anchor, path, expected);
+  if (failed(check))
+    return failure();
+  emitRaiseIf(check->first,
+              [&] { return graph.insertConstant(check->second); });
+  return success();
+}
+
+LogicalResult GraphEmitter::emitGuards(ArrayRef<Assumption> assumptions) {
+  if (assumptions.empty())
+    return success();
+  if (assumptions.size() == 1)
+    return emitGuard(assumptions[0].anchor, assumptions[0].path,
+                     assumptions[0].expected);
+  // TorchScript's compiler spends time proportional to the whole source
+  // file on every `if` (torch.jit.load of a model with hundreds of
+  // assumptions took most of the export), so several checks share one:
+  //   if torch.any([fails_0, ...]): raise [message_0, ...][index(True)]
+  std::vector<torch::jit::Value *> fails;
+  std::vector<std::string> messages;
+  for (const Assumption &assumption : assumptions) {
+    auto check = emitAssumptionCheck(assumption.anchor, assumption.path,
+                                     assumption.expected);
+    if (failed(check))
+      return failure();
+    fails.push_back(check->first);
+    messages.push_back(std::move(check->second));
+  }
+  torch::jit::Value *failList =
+      graph.insertNode(graph.createList(c10::BoolType::get(), fails))->output();
+  torch::jit::Value *anyFails =
+      graph.insert(c10::Symbol::fromQualString("aten::any"), {failList});
+  emitRaiseIf(anyFails, [&] {
+    std::vector<torch::jit::Value *> texts;
+    for (const std::string &message : messages)
+      texts.push_back(graph.insertConstant(message));
+    torch::jit::Value *textList =
+        graph.insertNode(graph.createList(c10::StringType::get(), texts))
+            ->output();
+    torch::jit::Value *first =
+        graph.insert(c10::Symbol::fromQualString("aten::index"),
+                     {failList, graph.insertConstant(true)});
+    return graph.insert(c10::Symbol::fromQualString("aten::__getitem__"),
+                        {textList, first});
+  });
   return success();
 }
 
@@ -295,6 +365,7 @@ LogicalResult GraphEmitter::emit(Operation *op) {
   if (auto checkpoint = dyn_cast<CheckpointOp>(op)) {
     // A body has no `self`: parameters, buffers and attributes it reads are
     // read here and enter the region as extra inputs.
+    SmallVector<Assumption> absent;
     for (Operation &nested : checkpoint.getBodyBlock()) {
       if (isa<ParamOp, BufferOp, GetAttrOp>(nested) && failed(emit(&nested)))
         return failure();
@@ -303,11 +374,11 @@ LogicalResult GraphEmitter::emit(Operation *op) {
       auto get = dyn_cast<GetAttrOp>(nested);
       torch::jit::Value *read = get ? lookup(get.getResult()) : nullptr;
       if (read && read->type()->kind() == c10::TypeKind::OptionalType &&
-          !isa<mlir::TensorType>(get.getType()) &&
-          failed(emitGuard(get, get.getPath(),
-                           NoneAttr::get(get.getContext()))))
-        return failure();
+          !isa<mlir::TensorType>(get.getType()))
+        absent.push_back({get, get.getPath(), NoneAttr::get(get.getContext())});
     }
+    if (failed(emitGuards(absent)))
+      return failure();
     return exporter::emitCheckpoint(checkpoint, graph, values);
   }
   return op->emitError("cannot export '")
@@ -320,11 +391,14 @@ LogicalResult exporter::emitBlock(Block &block, Graph &graph,
   // The importer folds control flow on module attributes (`bn1.training`)
   // and records their values: the exported forward checks them first.
   if (auto func = dyn_cast<func::FuncOp>(block.getParentOp()))
-    if (auto assumes = func->getAttrOfType<DictionaryAttr>("memopt.assumes"))
+    if (auto assumes = func->getAttrOfType<DictionaryAttr>("memopt.assumes")) {
+      SmallVector<GraphEmitter::Assumption> assumptions;
       for (NamedAttribute assumption : assumes)
-        if (failed(emitter.emitGuard(func, assumption.getName().getValue(),
-                                     assumption.getValue())))
-          return failure();
+        assumptions.push_back(
+            {func, assumption.getName().getValue(), assumption.getValue()});
+      if (failed(emitter.emitGuards(assumptions)))
+        return failure();
+    }
   for (Operation &op : block.without_terminator())
     if (failed(emitter.emit(&op)))
       return failure();

@@ -1,9 +1,10 @@
 //===- ModuleState.cpp - Rebuild the module hierarchy and check state -----===//
 //
 // The exported module holds exactly the source's state under the source's
-// names: one fresh class per submodule instance, with the attributes in the
-// original slot order (so state_dict() lists keys in the same order), the
-// same types and parameter/buffer flags, and the very tensors of the source.
+// names: one fresh class per class of the source (instances TorchScript let
+// share a class share one here too), with the attributes in the original
+// slot order (so state_dict() lists keys in the same order), the same types
+// and parameter/buffer flags, and the very tensors of the source.
 // Submodules get no methods: forward is rebuilt on the root and reads state
 // through prim::GetAttr chains.
 //
@@ -36,18 +37,44 @@ static bool isModuleType(const c10::TypePtr &type) {
   return cls && cls->is_module();
 }
 
-static torch::jit::Module
-rebuild(const torch::jit::Module &source,
-        const std::shared_ptr<torch::jit::CompilationUnit> &cu) {
+namespace {
+/// Rebuilds instances, one fresh class per source class: fewer classes make
+/// the saved code smaller and torch.jit.load faster (each class constant is
+/// compiled on load).
+class HierarchyBuilder {
+public:
+  torch::jit::Module rebuild(const torch::jit::Module &source);
+
+private:
+  std::shared_ptr<torch::jit::CompilationUnit> cu =
+      std::make_shared<torch::jit::CompilationUnit>();
+  llvm::DenseMap<const c10::ClassType *, c10::ClassTypePtr> classes;
+};
+} // namespace
+
+torch::jit::Module HierarchyBuilder::rebuild(const torch::jit::Module &source) {
   const c10::ClassTypePtr &type = source.type();
+  c10::IValue instance = source._ivalue();
+  auto values = [&](size_t slot) {
+    c10::IValue value = instance.toObject()->getSlot(slot);
+    return isModuleType(type->getAttribute(slot))
+               ? rebuild(torch::jit::Module(value.toObject()))._ivalue()
+               : value;
+  };
+  if (c10::ClassTypePtr known = classes.lookup(type.get())) {
+    auto object = c10::ivalue::Object::create(c10::StrongTypePtr(cu, known),
+                                              type->numAttributes());
+    for (size_t slot = 0; slot < type->numAttributes(); ++slot)
+      object->setSlot(slot, values(slot));
+    return torch::jit::Module(object);
+  }
   torch::jit::Module copy(demangledName(type), cu, /*shouldMangle=*/true);
   for (size_t slot = 0; slot < type->numAttributes(); ++slot) {
     const std::string &name = type->getAttributeName(slot);
-    c10::IValue value = source._ivalue()->getSlot(slot);
     const c10::TypePtr &attrType = type->getAttribute(slot);
+    c10::IValue value = values(slot);
     if (isModuleType(attrType)) {
-      copy.register_module(name,
-                           rebuild(torch::jit::Module(value.toObject()), cu));
+      copy.register_module(name, torch::jit::Module(value.toObject()));
       continue;
     }
     copy.register_attribute(name, attrType, value, type->is_parameter(slot),
@@ -55,12 +82,13 @@ rebuild(const torch::jit::Module &source,
   }
   for (size_t i = 0; i < type->numConstants(); ++i)
     copy.type()->addConstant(type->getConstantName(i), type->getConstant(i));
+  classes[type.get()] = copy.type();
   return copy;
 }
 
 torch::jit::Module
 exporter::rebuildModuleHierarchy(const torch::jit::Module &source) {
-  return rebuild(source, std::make_shared<torch::jit::CompilationUnit>());
+  return HierarchyBuilder().rebuild(source);
 }
 
 //===----------------------------------------------------------------------===//

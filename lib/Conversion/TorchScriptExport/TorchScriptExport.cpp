@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "memopt/Conversion/TorchScriptExport.h"
 #include "memopt/Conversion/TorchScriptExportModule.h"
+#include "memopt/Conversion/TorchScriptSource.h"
 
 #include "ExportInternal.h"
 
@@ -14,9 +15,12 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <ATen/Functions.h>
 #include <torch/csrc/jit/serialization/import.h>
 
+#include <future>
 #include <sstream>
+#include <streambuf>
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -77,8 +81,10 @@ mlir::memopt::buildTorchScriptModule(ModuleOp module,
   }
 }
 
-/// The module named by `memopt.source`, which holds the weights.
-static std::optional<torch::jit::Module> loadSource(ModuleOp module) {
+/// The module named by `memopt.source`, which holds the weights: `shared`
+/// when that is the file it was loaded from.
+static std::optional<torch::jit::Module>
+loadSource(ModuleOp module, const TorchScriptSource *shared) {
   auto path = module->getAttrOfType<StringAttr>(kSourceAttrName);
   if (!path) {
     module.emitError("cannot export: the module has no '")
@@ -86,6 +92,8 @@ static std::optional<torch::jit::Module> loadSource(ModuleOp module) {
         << "' string attribute naming the source .pt that holds the weights";
     return std::nullopt;
   }
+  if (shared && shared->path == path.getValue())
+    return shared->module;
   if (!llvm::sys::fs::is_regular_file(path.getValue())) {
     module.emitError("cannot export: source model '")
         << path.getValue() << "' (" << kSourceAttrName << ") does not exist";
@@ -100,24 +108,59 @@ static std::optional<torch::jit::Module> loadSource(ModuleOp module) {
   }
 }
 
-/// Serializes `module`; reloads the bytes first to prove the saved code
-/// compiles, since users will load it with torch.jit.load.
-static std::optional<std::string> serialize(ModuleOp op,
-                                            const torch::jit::Module &module) {
-  try {
-    std::ostringstream bytes;
-    module.save(bytes);
-    std::string data = bytes.str();
-    std::istringstream in(data);
-    (void)torch::jit::load(in);
-    return data;
-  } catch (const std::exception &error) {
-    op.emitError("TorchScript export produced a module that does not save "
-                 "and load: ")
-        << describe(error);
-    return std::nullopt;
+/// `value` with every tensor of it and its submodules replaced by an empty
+/// one of the same dtype; objects keep their types.
+static c10::IValue withEmptyTensors(const c10::IValue &value) {
+  if (value.isTensor()) {
+    const at::Tensor &tensor = value.toTensor();
+    return tensor.defined() ? at::empty({0}, tensor.options()) : tensor;
   }
+  if (!value.isObject() || !value.toObject()->type()->is_module())
+    return value;
+  c10::intrusive_ptr<c10::ivalue::Object> object = value.toObject();
+  size_t slots = object->slots().size();
+  auto copy = c10::ivalue::Object::create(
+      c10::StrongTypePtr(object->compilation_unit(), object->type()), slots);
+  for (size_t i = 0; i < slots; ++i)
+    copy->setSlot(i, withEmptyTensors(object->getSlot(i)));
+  return copy;
 }
+
+/// The archive of a copy of `module` with its types and code but empty
+/// tensors: loading it proves that the saved code compiles (users will load
+/// it with torch.jit.load) without copying and checksumming the weights
+/// twice more.
+static std::string saveSkeleton(const torch::jit::Module &module) {
+  torch::jit::Module skeleton(withEmptyTensors(module._ivalue()).toObject());
+  std::ostringstream bytes;
+  skeleton.save(bytes);
+  return bytes.str();
+}
+
+namespace {
+/// A std::ostream's buffer that writes to an llvm::raw_ostream, so that the
+/// archive goes straight to the output.
+class RawOstreamBuffer final : public std::streambuf {
+public:
+  explicit RawOstreamBuffer(llvm::raw_ostream &os) : os(os) {}
+
+protected:
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      char byte = traits_type::to_char_type(c);
+      os.write(&byte, 1);
+    }
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char *data, std::streamsize size) override {
+    os.write(data, size);
+    return size;
+  }
+
+private:
+  llvm::raw_ostream &os;
+};
+} // namespace
 
 LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
                                               const torch::jit::Module &source,
@@ -133,20 +176,59 @@ LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
       buildTorchScriptModule(module, source);
   if (!exported)
     return failure();
-  std::optional<std::string> data = serialize(module, *exported);
-  if (!data)
-    return failure();
-  output.write(data->data(), data->size());
+  auto notLoading = [&](const std::exception &error) {
+    return module.emitError("TorchScript export produced a module that does "
+                            "not save and load: ")
+           << describe(error);
+  };
+  std::string skeleton;
+  try {
+    skeleton = saveSkeleton(*exported);
+  } catch (const std::exception &error) {
+    return notLoading(error);
+  }
+  // The reload (a fresh compilation unit) runs on a second core while the
+  // archive is written.
+  std::future<std::exception_ptr> reload =
+      std::async(std::launch::async, [&skeleton]() -> std::exception_ptr {
+        try {
+          std::istringstream in(skeleton);
+          (void)torch::jit::load(in);
+          return nullptr;
+        } catch (...) {
+          return std::current_exception();
+        }
+      });
+  try {
+    RawOstreamBuffer buffer(output);
+    std::ostream stream(&buffer);
+    exported->save(stream);
+  } catch (const std::exception &error) {
+    return notLoading(error);
+  }
   output.flush();
+  if (std::exception_ptr failure = reload.get()) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception &error) {
+      return notLoading(error);
+    }
+  }
   return success();
 }
 
 LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
                                               llvm::raw_ostream &output) {
-  std::optional<torch::jit::Module> source = loadSource(module);
-  if (!source)
+  return exportTorchScript(module, /*source=*/nullptr, output);
+}
+
+LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
+                                              const TorchScriptSource *source,
+                                              llvm::raw_ostream &output) {
+  std::optional<torch::jit::Module> loaded = loadSource(module, source);
+  if (!loaded)
     return failure();
-  return exportTorchScript(module, *source, output);
+  return exportTorchScript(module, *loaded, output);
 }
 
 LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,

@@ -41,9 +41,9 @@ class GraphSpecializer {
 public:
   GraphSpecializer(const torch::jit::Module &module,
                    std::shared_ptr<torch::jit::Graph> graph,
-                   const std::vector<InputSpec> &specs)
+                   const std::vector<InputSpec> &specs, EvaluationMode &mode)
       : module(module), graph(std::move(graph)), specs(specs),
-        evaluator(module, this->graph, !specs.empty()) {}
+        evaluator(module, this->graph, !specs.empty(), mode) {}
 
   SpecializedGraph run();
 
@@ -334,7 +334,13 @@ SpecializedGraph GraphSpecializer::run() {
       evaluator.evaluate(node);
     } catch (const ImportError &) {
       throw;
+    } catch (const ExactRunRequired &) {
+      throw;
     } catch (const std::exception &error) {
+      // With made-up inputs the kernel may have failed where a real run
+      // would not (or differently).
+      if (evaluator.madeUpData())
+        throw ExactRunRequired();
       std::string what = node->kind() == c10::prim::RaiseException
                              ? "the model raises an exception for the given "
                                "input shapes: "
@@ -355,9 +361,8 @@ SpecializedGraph GraphSpecializer::run() {
   return result;
 }
 
-SpecializedGraph
-mlir::memopt::detail::specializeGraph(const torch::jit::Module &module,
-                                      std::shared_ptr<torch::jit::Graph> graph,
-                                      const std::vector<InputSpec> &specs) {
-  return GraphSpecializer(module, std::move(graph), specs).run();
+SpecializedGraph mlir::memopt::detail::specializeGraph(
+    const torch::jit::Module &module, std::shared_ptr<torch::jit::Graph> graph,
+    const std::vector<InputSpec> &specs, EvaluationMode &mode) {
+  return GraphSpecializer(module, std::move(graph), specs, mode).run();
 }

@@ -22,6 +22,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Location.h"
 
+#include <ATen/core/stack.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/ir/ir.h>
 
@@ -46,6 +47,14 @@ public:
   const torch::jit::Node *node;
 };
 
+/// Thrown when made-up tensor data (runShapeOnly) would reach something the
+/// import reads, or a kernel fails after some was made up: the import then
+/// starts over and runs every kernel (TorchScriptImport.cpp).
+class ExactRunRequired : public std::runtime_error {
+public:
+  ExactRunRequired() : std::runtime_error("the import needs real kernels") {}
+};
+
 /// The first line of a LibTorch exception message, without backtrace.
 std::string describeTorchException(const std::exception &error);
 
@@ -65,6 +74,22 @@ void checkZipRecordSizes(llvm::StringRef bytes, llvm::StringRef name);
 /// what is wrong with the file (not a zip, corrupt, not TorchScript...).
 torch::jit::Module loadTorchScriptArchive(llvm::StringRef bytes,
                                           llvm::StringRef displayName);
+
+/// The archive loaded as torch.jit.load loads it (tensors on the device they
+/// were saved from), or std::nullopt when that fails; throws ImportError for
+/// what loadTorchScriptArchive rejects before loading.
+std::optional<torch::jit::Module> loadSharedSource(llvm::StringRef bytes,
+                                                   llvm::StringRef name);
+
+/// A copy of `module` for the import to run, so that the original stays as
+/// loaded: fresh objects of the same classes; fresh tensors with the same
+/// sizes, strides, dtype and requires_grad (leaves, like loaded ones), one
+/// per original, so tied ones stay tied. Except parameters, most of the
+/// bytes, which forward rarely writes: they are shared (compare their
+/// _version() before and after). std::nullopt when some value cannot be
+/// copied faithfully (a tensor off the CPU, an opaque object).
+std::optional<torch::jit::Module>
+copyModuleState(const torch::jit::Module &module);
 
 /// A copy of `method`'s graph with every submodule and function call inlined
 /// and TorchScript's own non-numeric cleanups applied.
@@ -111,19 +136,44 @@ struct SpecializedGraph {
   std::vector<std::string> shapeAssumptions;
 };
 
+/// How the nodes of one import are run; shared by all its graphs, since
+/// made-up data in one signature's run changes the module state and the
+/// random numbers the next one sees.
+struct EvaluationMode {
+  /// Heavy kernels may be replaced by runShapeOnly.
+  bool allowShapeOnly = true;
+  /// Set once one was: tensor data may differ from a real run from then on.
+  bool madeUpData = false;
+};
+
 /// Folds control flow and (with specs) runs each node once. Throws
 /// ImportError naming the construct and its node when something is left that
-/// memopt cannot import.
+/// memopt cannot import, ExactRunRequired (see there).
 SpecializedGraph specializeGraph(const torch::jit::Module &module,
                                  std::shared_ptr<torch::jit::Graph> graph,
-                                 const std::vector<InputSpec> &specs);
+                                 const std::vector<InputSpec> &specs,
+                                 EvaluationMode &mode);
+
+/// The results of `node` (an aten operator) on `stack` as zero tensors of
+/// the right sizes, strides and dtype, without running its kernel, when the
+/// kernel is a heavy one (or, with `dataMadeUp`, a memory-bound one) that
+/// certainly succeeds there; std::nullopt otherwise (ShapeOnlyKernels.cpp).
+std::optional<std::vector<c10::IValue>>
+runShapeOnly(torch::jit::Node *node, const torch::jit::Stack &stack,
+             bool dataMadeUp);
+
+/// True when `node`, an in-place activation or arithmetic update of its
+/// first input on `stack`, certainly succeeds and changes nothing but data:
+/// once data is made up, its result is that input, unchanged.
+bool canSkipInPlaceUpdate(torch::jit::Node *node,
+                          const torch::jit::Stack &stack);
 
 /// Evaluates single nodes for the specializer (NodeEvaluator.cpp).
 class NodeEvaluator {
 public:
   NodeEvaluator(const torch::jit::Module &module,
                 const std::shared_ptr<torch::jit::Graph> &graph,
-                bool executeTensors);
+                bool executeTensors, EvaluationMode &mode);
   ValueFacts &facts(const torch::jit::Value *value);
   const ValueFacts *lookup(const torch::jit::Value *value) const;
   void setFacts(const torch::jit::Value *value, ValueFacts facts);
@@ -135,6 +185,8 @@ public:
   /// Module path of a module-valued graph value, if it is one.
   std::optional<std::string> modulePath(const torch::jit::Value *value) const;
   bool executesTensors() const { return executeTensors; }
+  /// True once a kernel's results were made up (EvaluationMode).
+  bool madeUpData() const { return mode.madeUpData; }
   /// Shapes and dtypes recorded when tensors were computed.
   std::unordered_map<const torch::jit::Value *, TensorFacts> &tensorFacts() {
     return shapes;
@@ -149,9 +201,12 @@ public:
 private:
   void evaluateGetAttr(torch::jit::Node *node);
   void execute(torch::jit::Node *node);
+  /// Runs `node` on `stack` (its inputs) through TorchScript's interpreter.
+  void runInterpreted(torch::jit::Node *node, torch::jit::Stack &stack);
 
   const torch::jit::Module &module;
   bool executeTensors;
+  EvaluationMode &mode;
   std::unordered_map<const torch::jit::Value *, ValueFacts> known;
   std::unordered_map<const torch::jit::Value *, std::string> modulePaths;
   std::set<std::string> mutatedAttributes;

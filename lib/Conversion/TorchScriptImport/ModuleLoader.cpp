@@ -10,6 +10,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
+#include <ATen/Functions.h>
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/passes/constant_pooling.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
@@ -17,7 +18,7 @@
 #include <torch/csrc/jit/passes/lower_tuples.h>
 #include <torch/csrc/jit/serialization/import.h>
 
-#include <sstream>
+#include <cstring>
 
 using namespace mlir::memopt::detail;
 
@@ -41,15 +42,36 @@ mlir::memopt::detail::describeTorchException(const std::exception &error) {
   return "unknown LibTorch error";
 }
 
+namespace {
+/// The archive's bytes as LibTorch reads them, without copying them into a
+/// stream first (weights are most of them).
+class BufferReader final : public caffe2::serialize::ReadAdapterInterface {
+public:
+  explicit BufferReader(llvm::StringRef bytes) : bytes(bytes) {}
+  size_t size() const override { return bytes.size(); }
+  size_t read(uint64_t pos, void *buf, size_t n,
+              const char * /*what*/ = "") const override {
+    if (pos >= bytes.size())
+      return 0;
+    n = std::min<size_t>(n, bytes.size() - pos);
+    std::memcpy(buf, bytes.data() + pos, n);
+    return n;
+  }
+
+private:
+  llvm::StringRef bytes;
+};
+} // namespace
+
 /// The zip records a TorchScript archive has: `<root>/constants.pkl`,
 /// `<root>/data.pkl` and `<root>/code/...`. torch.save archives have only
 /// data.pkl.
-static void checkTorchScriptRecords(const std::string &bytes,
+static void checkTorchScriptRecords(llvm::StringRef bytes,
                                     llvm::StringRef name) {
-  std::istringstream stream(bytes);
   std::vector<std::string> records;
   try {
-    caffe2::serialize::PyTorchStreamReader reader(&stream);
+    caffe2::serialize::PyTorchStreamReader reader(
+        std::make_shared<BufferReader>(bytes));
     records = reader.getAllRecords();
   } catch (const std::exception &error) {
     throw ImportError(("'" + name +
@@ -90,18 +112,142 @@ static std::string compileErrorSite(llvm::StringRef message) {
   return "";
 }
 
-torch::jit::Module
-mlir::memopt::detail::loadTorchScriptArchive(llvm::StringRef bytes,
-                                             llvm::StringRef name) {
+/// What is wrong with a file before LibTorch reads it, if anything.
+static void checkArchive(llvm::StringRef bytes, llvm::StringRef name) {
   if (bytes.size() < 4 || !bytes.starts_with("PK"))
     throw ImportError(
         ("'" + name + "' is not a TorchScript archive (not a zip file)").str());
   checkZipRecordSizes(bytes, name);
-  std::string data = bytes.str();
-  checkTorchScriptRecords(data, name);
+  checkTorchScriptRecords(bytes, name);
+}
+
+std::optional<torch::jit::Module>
+mlir::memopt::detail::loadSharedSource(llvm::StringRef bytes,
+                                       llvm::StringRef name) {
+  checkArchive(bytes, name);
   try {
-    std::istringstream stream(data);
-    return torch::jit::load(stream, c10::Device(c10::kCPU));
+    return torch::jit::load(std::make_shared<BufferReader>(bytes));
+  } catch (const std::exception &) {
+    return std::nullopt; // loadTorchScriptArchive says why, or maps to CPU
+  }
+}
+
+namespace {
+/// Copies module state value by value; shared values stay shared.
+class StateCopier {
+public:
+  std::optional<c10::IValue> copy(const c10::IValue &value);
+
+private:
+  std::optional<c10::IValue> copyTensor(const at::Tensor &tensor);
+  std::unordered_map<const void *, c10::IValue> copies;
+};
+} // namespace
+
+std::optional<c10::IValue> StateCopier::copyTensor(const at::Tensor &tensor) {
+  if (!tensor.device().is_cpu() || tensor.layout() != at::kStrided ||
+      tensor.is_quantized() || tensor.has_names() || tensor.is_conj() ||
+      tensor.is_neg() || !tensor.is_non_overlapping_and_dense())
+    return std::nullopt;
+  at::Tensor copy =
+      at::empty_strided(tensor.sizes(), tensor.strides(), tensor.options());
+  {
+    at::NoGradGuard noGrad;
+    copy.copy_(tensor);
+  }
+  copy.requires_grad_(tensor.requires_grad());
+  return copy;
+}
+
+std::optional<c10::IValue> StateCopier::copy(const c10::IValue &value) {
+  // Immutable values.
+  if (value.isNone() || value.isInt() || value.isDouble() || value.isBool() ||
+      value.isString() || value.isDevice() || value.isEnum() ||
+      (value.isTensor() && !value.toTensor().defined()))
+    return value;
+  if (!value.isTensor() && !value.isObject() && !value.isList() &&
+      !value.isTuple() && !value.isGenericDict())
+    return std::nullopt;
+  const void *identity = value.internalToPointer();
+  if (auto known = copies.find(identity); known != copies.end())
+    return known->second;
+  std::optional<c10::IValue> result;
+  if (value.isTensor()) {
+    result = copyTensor(value.toTensor());
+  } else if (value.isObject()) {
+    if (value.isCustomClass())
+      return std::nullopt;
+    c10::intrusive_ptr<c10::ivalue::Object> object = value.toObject();
+    size_t slots = object->slots().size();
+    auto copied = c10::ivalue::Object::create(
+        c10::StrongTypePtr(object->compilation_unit(), object->type()), slots);
+    copies[identity] = copied;
+    const c10::ClassTypePtr &type = object->type();
+    for (size_t i = 0; i < slots; ++i) {
+      const c10::IValue &original = object->getSlot(i);
+      // Parameters are shared (see copyModuleState).
+      if (type->is_module() && type->is_parameter(i) && original.isTensor() &&
+          !copies.count(original.internalToPointer()))
+        copies[original.internalToPointer()] = original;
+      std::optional<c10::IValue> slot = copy(original);
+      if (!slot)
+        return std::nullopt;
+      copied->setSlot(i, std::move(*slot));
+    }
+    return c10::IValue(copied);
+  } else if (value.isList()) {
+    c10::impl::GenericList list = value.toList();
+    c10::impl::GenericList copied(list.elementType());
+    copied.reserve(list.size());
+    for (const c10::IValue &element : list) {
+      std::optional<c10::IValue> elementCopy = copy(element);
+      if (!elementCopy)
+        return std::nullopt;
+      copied.push_back(std::move(*elementCopy));
+    }
+    result = copied;
+  } else if (value.isTuple()) {
+    const auto &tuple = value.toTupleRef();
+    std::vector<c10::IValue> elements;
+    for (const c10::IValue &element : tuple.elements()) {
+      std::optional<c10::IValue> elementCopy = copy(element);
+      if (!elementCopy)
+        return std::nullopt;
+      elements.push_back(std::move(*elementCopy));
+    }
+    result = c10::ivalue::Tuple::createNamed(std::move(elements), tuple.type());
+  } else {
+    c10::impl::GenericDict dict = value.toGenericDict();
+    c10::impl::GenericDict copied(dict.keyType(), dict.valueType());
+    for (const auto &entry : dict) {
+      std::optional<c10::IValue> key = copy(entry.key());
+      std::optional<c10::IValue> mapped = copy(entry.value());
+      if (!key || !mapped)
+        return std::nullopt;
+      copied.insert(std::move(*key), std::move(*mapped));
+    }
+    result = copied;
+  }
+  if (result)
+    copies[identity] = *result;
+  return result;
+}
+
+std::optional<torch::jit::Module>
+mlir::memopt::detail::copyModuleState(const torch::jit::Module &module) {
+  std::optional<c10::IValue> copy = StateCopier().copy(module._ivalue());
+  if (!copy)
+    return std::nullopt;
+  return torch::jit::Module(copy->toObject());
+}
+
+torch::jit::Module
+mlir::memopt::detail::loadTorchScriptArchive(llvm::StringRef bytes,
+                                             llvm::StringRef name) {
+  checkArchive(bytes, name);
+  try {
+    return torch::jit::load(std::make_shared<BufferReader>(bytes),
+                            c10::Device(c10::kCPU));
   } catch (const std::exception &error) {
     std::string full =
         dynamic_cast<const c10::Error *>(&error)

@@ -7,9 +7,14 @@
 // int(t)) is not. Control flow may only be folded on static values.
 //
 // With input specs every node is executed once on inputs of those shapes (in
-// graph order, under no_grad) through TorchScript's own interpreter; that is
-// how every tensor gets its static shape and dtype. Without specs only static
-// non-tensor computations run.
+// graph order, under no_grad): its operator directly, or TorchScript's
+// interpreter for nodes without one; that is how every tensor gets its
+// static shape and dtype. Heavy kernels (convolutions, matrix products...)
+// may be skipped for zero results of the right shape (ShapeOnlyKernels.cpp);
+// since such made-up data must not reach anything the import reads, the
+// first node that would read tensor data after it (or a failing kernel)
+// makes the import start over with real kernels only. Without specs only
+// static non-tensor computations run.
 //
 //===----------------------------------------------------------------------===//
 #include "ImportInternal.h"
@@ -82,7 +87,7 @@ static bool isSizeQuery(const Node *node) {
 /// `x.size()` / `x.shape`: the whole size list of one tensor.
 static bool isSizeListQuery(const Node *node) {
   static const std::set<std::string> queries = {"aten::size", "prim::shape",
-                                                 "aten::sym_size"};
+                                                "aten::sym_size"};
   return queries.count(node->kind().toQualString()) != 0 &&
          node->inputs().size() == 1;
 }
@@ -101,10 +106,61 @@ static bool hasDataDependentShape(const Node *node) {
   return ops.count(node->kind().toQualString()) != 0;
 }
 
+/// Types whose values are tensors only (or None): data, never a number
+/// control flow could be decided on.
+static bool holdsTensorsOnly(const c10::TypePtr &type) {
+  switch (type->kind()) {
+  case c10::TypeKind::TensorType:
+  case c10::TypeKind::NoneType:
+    return true;
+  case c10::TypeKind::OptionalType:
+  case c10::TypeKind::ListType:
+  case c10::TypeKind::TupleType:
+    return llvm::all_of(type->containedTypes(), holdsTensorsOnly);
+  default:
+    return false;
+  }
+}
+
+static bool containsTensor(const c10::TypePtr &type) {
+  return type->kind() == c10::TypeKind::TensorType ||
+         llvm::any_of(type->containedTypes(), containsTensor);
+}
+
+/// Constructs that move values into or out of containers without computing.
+static bool isPassThrough(const Node *node) {
+  static const std::set<std::string> constructs = {
+      "prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct",
+      "prim::ListUnpack",    "prim::TupleUnpack",    "prim::TupleIndex",
+      "prim::TupleSlice",    "aten::__getitem__",    "aten::append",
+      "aten::_set_item"};
+  return constructs.count(node->kind().toQualString()) != 0;
+}
+
+/// True when `node` computes from tensor data something that is not a
+/// tensor (x.sum() > 0, int(t)) or a tensor whose shape it decides: what
+/// the import reads of a run besides shapes.
+static bool readsTensorData(const Node *node) {
+  if (isShapeQuery(node) || isPassThrough(node) ||
+      llvm::none_of(node->inputs(), [](const tj::Value *input) {
+        return containsTensor(input->type());
+      }))
+    return false;
+  std::string kind = node->kind().toQualString();
+  if (hasDataDependentShape(node) ||
+      (kind == "aten::where" && node->inputs().size() == 1) ||
+      (kind == "aten::tensor_split" &&
+       node->input(1)->type()->kind() == c10::TypeKind::TensorType))
+    return true;
+  return llvm::any_of(node->outputs(), [](const tj::Value *output) {
+    return !holdsTensorsOnly(output->type());
+  });
+}
+
 NodeEvaluator::NodeEvaluator(const torch::jit::Module &module,
                              const std::shared_ptr<torch::jit::Graph> &graph,
-                             bool executeTensors)
-    : module(module), executeTensors(executeTensors) {
+                             bool executeTensors, EvaluationMode &mode)
+    : module(module), executeTensors(executeTensors), mode(mode) {
   tj::Value *self = graph->inputs().at(0);
   modulePaths[self] = "";
   setFacts(self, ValueFacts{module._ivalue(), /*isStatic=*/true, {}});
@@ -243,8 +299,11 @@ void NodeEvaluator::evaluate(Node *node) {
              (executeTensors ||
               (!producesTensor && (!anyTensorInput || isShapeQuery(node)) &&
                !sideEffects && !nondeterministic && inputsStatic));
-  if (run)
+  if (run) {
+    if (mode.madeUpData && readsTensorData(node))
+      throw ExactRunRequired();
     execute(node);
+  }
 
   // Random draws change data, never shapes; only a scalar read out of tensor
   // data (item, Bool(t), x.sum() > 0 via aten::gt -> Bool) is data.
@@ -276,27 +335,34 @@ void NodeEvaluator::evaluate(Node *node) {
 }
 
 void NodeEvaluator::execute(Node *node) {
-  // One node in a graph of its own, run by TorchScript's interpreter: this
-  // handles every kind the interpreter handles (tuples, lists, raise...).
-  auto graph = std::make_shared<torch::jit::Graph>();
-  std::unordered_map<tj::Value *, tj::Value *> mapping;
   torch::jit::Stack stack;
-  for (tj::Value *input : node->inputs()) {
-    if (mapping.count(input))
-      continue;
-    tj::Value *inner = graph->addInput()->setType(input->type());
-    mapping[input] = inner;
+  stack.reserve(node->inputs().size());
+  for (tj::Value *input : node->inputs())
     stack.push_back(*facts(input).value);
-  }
-  Node *clone = graph->createClone(
-      node, [&](tj::Value *v) { return mapping.at(v); }, /*copy_blocks=*/true);
-  graph->insertNode(clone);
-  for (tj::Value *output : clone->outputs())
-    graph->registerOutput(output);
-  {
-    at::NoGradGuard noGrad;
-    torch::jit::Code code(graph, "memopt_probe");
-    torch::jit::InterpreterState(code).run(stack);
+  // The model's own message (LibTorch 1.13's kernel reports the exception
+  // class name instead).
+  if (node->kind() == c10::prim::RaiseException && !stack.empty() &&
+      stack[0].isString())
+    throw std::runtime_error(stack[0].toStringRef());
+  at::NoGradGuard noGrad;
+  std::optional<std::vector<c10::IValue>> madeUp;
+  if (mode.allowShapeOnly)
+    madeUp = runShapeOnly(node, stack, mode.madeUpData);
+  if (madeUp) {
+    mode.madeUpData = true;
+    stack = std::move(*madeUp);
+  } else if (mode.madeUpData && canSkipInPlaceUpdate(node, stack)) {
+    stack.resize(1);
+  } else if (const tj::Operator *op = node->maybeOperator();
+             op && node->blocks().empty() && !node->kind().is_prim()) {
+    // As the interpreter calls an operator (prim ops may be instructions of
+    // its own): a vararg operation takes the number of inputs on top of
+    // them (one created for its node knows it).
+    if (op->hasOperation() && op->schema().is_vararg())
+      stack.emplace_back(int64_t(node->inputs().size()));
+    node->getOperation()(stack);
+  } else {
+    runInterpreted(node, stack);
   }
   if (stack.size() != node->outputs().size())
     throw ImportError("running '" + std::string(node->kind().toQualString()) +
@@ -306,6 +372,29 @@ void NodeEvaluator::execute(Node *node) {
                       node);
   for (size_t i = 0; i < stack.size(); ++i)
     facts(node->output(i)).value = std::move(stack[i]);
+}
+
+void NodeEvaluator::runInterpreted(Node *node, torch::jit::Stack &stack) {
+  // One node in a graph of its own, run by TorchScript's interpreter: this
+  // handles every kind the interpreter handles (nested blocks, constructs
+  // compiled to instructions...). A value used twice is one graph input.
+  auto graph = std::make_shared<torch::jit::Graph>();
+  std::unordered_map<tj::Value *, tj::Value *> mapping;
+  torch::jit::Stack inputs;
+  for (auto [input, value] : llvm::zip(node->inputs(), stack)) {
+    if (mapping.count(input))
+      continue;
+    mapping[input] = graph->addInput()->setType(input->type());
+    inputs.push_back(std::move(value));
+  }
+  Node *clone = graph->createClone(
+      node, [&](tj::Value *v) { return mapping.at(v); }, /*copy_blocks=*/true);
+  graph->insertNode(clone);
+  for (tj::Value *output : clone->outputs())
+    graph->registerOutput(output);
+  torch::jit::Code code(graph, "memopt_probe");
+  torch::jit::InterpreterState(code).run(inputs);
+  stack = std::move(inputs);
 }
 
 /// The top-level node that contains `node` (itself when it is top level).

@@ -8,6 +8,7 @@
 #include "ImportInternal.h"
 
 #include "memopt/Conversion/TorchCompat.h"
+#include "memopt/Conversion/TorchScriptSource.h"
 #include "memopt/Dialect/MemoptDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,6 +17,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <mutex>
 #include <new>
 
 using namespace mlir;
@@ -69,17 +73,18 @@ static std::string absolutePath(llvm::StringRef path) {
 }
 
 /// Sets the per-signature function attributes (docs/importer.md).
-static void annotateSignature(func::FuncOp func, const InputSignature &signature,
-                              size_t index, bool several) {
+static void annotateSignature(func::FuncOp func,
+                              const InputSignature &signature, size_t index,
+                              bool several) {
   MLIRContext *context = func.getContext();
   Builder builder(context);
   if (several)
-    func->setAttr(kSignatureAttrName,
-                  builder.getDictionaryAttr(
-                      {builder.getNamedAttr(
-                           "index", builder.getI64IntegerAttr(index)),
-                       builder.getNamedAttr(
-                           "count", builder.getI64IntegerAttr(signature.count))}));
+    func->setAttr(
+        kSignatureAttrName,
+        builder.getDictionaryAttr(
+            {builder.getNamedAttr("index", builder.getI64IntegerAttr(index)),
+             builder.getNamedAttr(
+                 "count", builder.getI64IntegerAttr(signature.count))}));
   if (!signature.budget.empty())
     func->setAttr(kBudgetAttrName, builder.getStringAttr(signature.budget));
   if (signature.passthrough)
@@ -97,9 +102,9 @@ static LogicalResult checkOptions(const ImportOptions &options,
   auto checkDTypes = [&](ArrayRef<InputSpec> specs) -> LogicalResult {
     for (const InputSpec &spec : specs)
       if (!parseDType(spec.dtype))
-        return emitError(unknown) << "input spec '" << spec.name
-                                  << "' has unknown dtype '" << spec.dtype
-                                  << "'";
+        return emitError(unknown)
+               << "input spec '" << spec.name << "' has unknown dtype '"
+               << spec.dtype << "'";
     return success();
   };
   if (failed(checkDTypes(options.inputs)))
@@ -109,8 +114,8 @@ static LogicalResult checkOptions(const ImportOptions &options,
     if (failed(checkDTypes(signature.inputs)))
       return failure();
     if (signature.count < 0)
-      return emitError(unknown) << "signature #" << index
-                                << " has a negative count";
+      return emitError(unknown)
+             << "signature #" << index << " has a negative count";
     if (several && signature.inputs.empty())
       return emitError(unknown)
              << "signature #" << index
@@ -123,10 +128,9 @@ static LogicalResult checkOptions(const ImportOptions &options,
                other.inputs[i].shape == signature.inputs[i].shape &&
                other.inputs[i].dtype == signature.inputs[i].dtype;
       if (same)
-        return emitError(unknown)
-               << "signature #" << index << " (" << describeSignature(
-                                                        signature.inputs)
-               << ") repeats signature #" << earlier;
+        return emitError(unknown) << "signature #" << index << " ("
+                                  << describeSignature(signature.inputs)
+                                  << ") repeats signature #" << earlier;
     }
   }
   if (options.methods.empty())
@@ -134,9 +138,53 @@ static LogicalResult checkOptions(const ImportOptions &options,
   return success();
 }
 
+/// Imports every method for every signature of the module `load` returns
+/// (the import runs it: its state changes). Throws ImportError,
+/// ExactRunRequired and LibTorch's exceptions; returns null after emitting an
+/// error when the result does not verify.
+static OwningOpRef<ModuleOp>
+importMethods(llvm::function_ref<torch::jit::Module()> load,
+              llvm::StringRef sourcePath, const ImportOptions &options,
+              const std::vector<InputSignature> &signatures,
+              EvaluationMode &mode, MLIRContext *context,
+              std::optional<torch::jit::Module> &torchModule,
+              std::shared_ptr<torch::jit::Graph> &graph) {
+  bool several = signatures.size() > 1;
+  torchModule = load();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(context));
+  (*module)->setAttr("memopt.source",
+                     StringAttr::get(context, absolutePath(sourcePath)));
+  for (const std::string &method : options.methods) {
+    for (auto [index, signature] : llvm::enumerate(signatures)) {
+      graph = prepareMethodGraph(*torchModule, method);
+      std::optional<SpecializedGraph> specialized;
+      try {
+        specialized =
+            specializeGraph(*torchModule, graph, signature.inputs, mode);
+      } catch (const ImportError &error) {
+        if (!several)
+          throw;
+        throw ImportError("signature #" + std::to_string(index) + " (" +
+                              describeSignature(signature.inputs) +
+                              "): " + error.what(),
+                          error.node);
+      }
+      std::string funcName =
+          several ? method + "_s" + std::to_string(index) : method;
+      func::FuncOp func =
+          importGraph(*torchModule, *specialized, funcName, *module);
+      annotateSignature(func, signature, index, several);
+    }
+  }
+  if (failed(verifyImported(*module)))
+    return nullptr;
+  return module;
+}
+
 OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
     llvm::StringRef bytes, llvm::StringRef sourcePath,
-    const ImportOptions &options, MLIRContext *context) {
+    const ImportOptions &options, MLIRContext *context,
+    std::shared_ptr<TorchScriptSource> *source) {
   context->loadDialect<MemoptDialect, func::FuncDialect>();
   Location unknown = UnknownLoc::get(context);
   if (failed(checkOptions(options, context)))
@@ -145,7 +193,6 @@ OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
   std::vector<InputSignature> signatures = options.signatures;
   if (signatures.empty())
     signatures.push_back(InputSignature{options.inputs, 1, "", false});
-  bool several = signatures.size() > 1;
 
   ThrowingNewHandler throwOnOutOfMemory;
   compat::CollectingWarningHandler warnings;
@@ -156,33 +203,55 @@ OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
   std::shared_ptr<torch::jit::Graph> graph;
   std::string name = llvm::sys::path::filename(sourcePath).str();
   try {
-    torchModule = loadTorchScriptArchive(bytes, name);
-    OwningOpRef<ModuleOp> module = ModuleOp::create(unknown);
-    (*module)->setAttr("memopt.source",
-                       StringAttr::get(context, absolutePath(sourcePath)));
-    for (const std::string &method : options.methods) {
-      for (auto [index, signature] : llvm::enumerate(signatures)) {
-        graph = prepareMethodGraph(*torchModule, method);
-        std::optional<SpecializedGraph> specialized;
-        try {
-          specialized = specializeGraph(*torchModule, graph, signature.inputs);
-        } catch (const ImportError &error) {
-          if (!several)
-            throw;
-          throw ImportError("signature #" + std::to_string(index) + " (" +
-                                describeSignature(signature.inputs) +
-                                "): " + error.what(),
-                            error.node);
-        }
-        std::string funcName =
-            several ? method + "_s" + std::to_string(index) : method;
-        func::FuncOp func =
-            importGraph(*torchModule, *specialized, funcName, *module);
-        annotateSignature(func, signature, index, several);
-      }
+    // With `source`, the model is loaded once, as torch.jit.load loads it,
+    // and each attempt runs a copy of its state; else each attempt loads it
+    // onto the CPU.
+    std::optional<torch::jit::Module> shared;
+    std::vector<std::pair<at::Tensor, int64_t>> parameterVersions;
+    if (source)
+      shared = loadSharedSource(bytes, name);
+    if (shared)
+      for (const at::Tensor &parameter : shared->parameters())
+        parameterVersions.emplace_back(parameter, parameter._version());
+    // A forward that writes its parameters wrote the shared ones: the export
+    // (and a second attempt) then loads the file again.
+    auto parametersUnchanged = [&] {
+      return llvm::all_of(parameterVersions, [](const auto &parameter) {
+        return parameter.first._version() == parameter.second;
+      });
+    };
+    auto load = [&]() -> torch::jit::Module {
+      if (shared && parametersUnchanged())
+        if (std::optional<torch::jit::Module> copy = copyModuleState(*shared))
+          return *copy;
+      shared.reset();
+      return loadTorchScriptArchive(bytes, name);
+    };
+    // An import that made up tensor data it then needs starts over from the
+    // archive, with the random numbers of the first attempt.
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    at::Tensor randomState;
+    {
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      randomState = generator.get_state();
     }
-    if (failed(verifyImported(*module)))
-      return nullptr;
+    EvaluationMode mode;
+    OwningOpRef<ModuleOp> module;
+    try {
+      module = importMethods(load, sourcePath, options, signatures, mode,
+                             context, torchModule, graph);
+    } catch (const ExactRunRequired &) {
+      {
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        generator.set_state(randomState);
+      }
+      mode = EvaluationMode{/*allowShapeOnly=*/false};
+      module = importMethods(load, sourcePath, options, signatures, mode,
+                             context, torchModule, graph);
+    }
+    if (module && shared && parametersUnchanged())
+      *source = std::make_shared<TorchScriptSource>(
+          TorchScriptSource{absolutePath(sourcePath), *shared});
     return module;
   } catch (const ImportError &error) {
     Location loc = unknown;
@@ -203,7 +272,8 @@ OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
 }
 
 OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptFile(
-    llvm::StringRef path, const ImportOptions &options, MLIRContext *context) {
+    llvm::StringRef path, const ImportOptions &options, MLIRContext *context,
+    std::shared_ptr<TorchScriptSource> *source) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
@@ -211,6 +281,6 @@ OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptFile(
         << "cannot open '" << path << "': " << buffer.getError().message();
     return nullptr;
   }
-  return importTorchScriptBuffer((*buffer)->getBuffer(), path, options,
-                                 context);
+  return importTorchScriptBuffer((*buffer)->getBuffer(), path, options, context,
+                                 source);
 }
