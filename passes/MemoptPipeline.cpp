@@ -2,7 +2,8 @@
 //
 // What memopt-compile runs between import and export: pack binary saved
 // inputs of convolutions (no recompute), plan checkpoint regions for the
-// budget or preference, then pack binary region inputs.
+// budget or preference, then pack binary region inputs and, for CUDA plans,
+// schedule the prefetch of offloaded region inputs.
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Transforms/Passes.h"
@@ -72,6 +73,9 @@ void buildMemoptPipeline(OpPassManager &pm,
     regions.savedForms = false;
     funcPm.addPass(createInsertCompression(regions));
   }
+  // Offload is planned only for CUDA; schedule when its inputs come back.
+  if (options.device == "cuda")
+    funcPm.addPass(createSchedulePrefetch());
 }
 } // namespace
 
@@ -79,6 +83,7 @@ void mlir::memopt::registerMemoptPipeline() {
   PassPipelineRegistration<MemoptPipelineOptions>(
       "memopt-pipeline",
       "Plan training memory: pack binary saved inputs, insert checkpoint "
-      "regions for a budget or preference, pack binary region inputs",
+      "regions for a budget or preference, pack binary region inputs, "
+      "schedule prefetches of offloaded inputs (device=cuda)",
       buildMemoptPipeline);
 }

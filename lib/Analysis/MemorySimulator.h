@@ -58,6 +58,9 @@ private:
                          std::vector<Node> &nodes);
   void backward(std::vector<Node> &nodes);
   void backwardCheckpoint(Node &node);
+  /// Brings back, as `trigger`'s backward starts, the offloaded inputs of
+  /// the recorded regions whose `prefetch_at` names it.
+  void prefetchTriggeredBy(CheckpointOp trigger, ArrayRef<Node> nodes);
   /// The value whose gradient `value`'s gradient is (through casts and
   /// list/tuple elements).
   Value gradKey(Value value) const;
@@ -81,6 +84,9 @@ private:
   DenseMap<StringAttr, unsigned> heldParamGrads;
   DenseMap<Value, SmallVector<Value, 4>> listParts;
   DenseSet<Operation *> unknownSet, residentCounted;
+  /// Per region: input index -> storage its offloaded input was prefetched
+  /// into before the region's own backward.
+  DenseMap<Operation *, DenseMap<unsigned, unsigned>> prefetchedInputs;
   bool gradEnabled = true;
   int64_t live = 0;
 };

@@ -414,7 +414,8 @@ void MemorySimulator::releaseGrad(Value value) {
 
 void MemorySimulator::backward(std::vector<Node> &nodes) {
   for (Node &node : llvm::reverse(nodes)) {
-    if (isa<CheckpointOp>(node.op)) {
+    if (auto cp = dyn_cast<CheckpointOp>(node.op)) {
+      prefetchTriggeredBy(cp, nodes);
       backwardCheckpoint(node);
       continue;
     }
@@ -474,16 +475,38 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
   }
 }
 
+void MemorySimulator::prefetchTriggeredBy(CheckpointOp trigger,
+                                          ArrayRef<Node> nodes) {
+  for (const Node &node : nodes) {
+    auto cp = dyn_cast<CheckpointOp>(node.op);
+    if (!cp || cp == trigger || cp.getPrefetchAt() != trigger.getLabel())
+      continue;
+    for (auto [k, input] : llvm::enumerate(cp.getInputs())) {
+      if (!isa<OffloadPolicyAttr>(cp.getPolicies()[k]))
+        continue;
+      unsigned id = newStorage(bytesOf(input, cp));
+      retain(id);
+      prefetchedInputs[cp][k] = id;
+    }
+  }
+}
+
 void MemorySimulator::backwardCheckpoint(Node &node) {
   auto cp = cast<CheckpointOp>(node.op);
   Block &body = cp.getBodyBlock();
-  // Restore the inputs (decompress / prefetch into new buffers); they stay
-  // until the region's backward returns, then recompute.
+  // Restore the inputs (decompress / prefetch into new buffers, unless a
+  // later region's backward prefetched them already); they stay until the
+  // region's backward returns, then recompute.
   SmallVector<unsigned> restored;
+  DenseMap<unsigned, unsigned> prefetched = prefetchedInputs.lookup(cp);
+  prefetchedInputs.erase(cp);
   for (auto [k, input] : llvm::enumerate(cp.getInputs())) {
     BlockArgument arg = body.getArgument(k);
     if (isa<KeepPolicyAttr>(cp.getPolicies()[k])) {
       define(arg, node.inputStorages[k]);
+    } else if (auto it = prefetched.find(k); it != prefetched.end()) {
+      restored.push_back(it->second); // retained when prefetched
+      define(arg, restored.back());
     } else {
       restored.push_back(newStorage(bytesOf(input, cp)));
       retain(restored.back());

@@ -180,6 +180,14 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
     if (auto preference = plan.getAs<StringAttr>("preference"))
       report.preference = preference.str();
   }
+  report.prefetch.reset();
+  if (auto schedule =
+          func->getAttrOfType<DictionaryAttr>("memopt.prefetch_schedule"))
+    report.prefetch = SignatureReport::PrefetchSchedule{
+        lookupNumber<int64_t>(schedule, "offloaded_regions").value_or(0),
+        lookupNumber<int64_t>(schedule, "prefetched_early").value_or(0),
+        lookupNumber<double>(schedule, "transfer_seconds").value_or(0),
+        lookupNumber<double>(schedule, "stall_seconds").value_or(0)};
   std::optional<double> recompute =
       lookupNumber<double>(plan, "recompute_seconds");
   std::optional<double> step = lookupNumber<double>(plan, "step_seconds");
@@ -226,7 +234,8 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
           report.offloaded.push_back(
               {describeValue(input, names), "region " + info.label,
                stringifyOffloadKind(offload.getKind()).str(),
-               "checkpoint-input", getDeviceBytes(input.getType())});
+               "checkpoint-input", getDeviceBytes(input.getType()),
+               region.getPrefetchAt().value_or(region.getLabel()).str()});
       }
       report.regions.push_back(std::move(info));
       return;
@@ -444,8 +453,17 @@ private:
           json.attribute("kind", o.kind);
           json.attribute("via", o.via);
           json.attribute("bytes", o.bytes);
+          if (!o.prefetchAt.empty())
+            json.attribute("prefetch_at", o.prefetchAt);
         });
     });
+    if (s.prefetch)
+      json.attributeObject("prefetch_schedule", [&] {
+        json.attribute("offloaded_regions", s.prefetch->offloadedRegions);
+        json.attribute("prefetched_early", s.prefetch->prefetchedEarly);
+        real("transfer_seconds", s.prefetch->transferSeconds, "%.6g");
+        real("stall_seconds", s.prefetch->stallSeconds, "%.6g");
+      });
     real("recompute_seconds", s.recomputeSeconds, "%.6g");
     real("step_seconds", s.stepSeconds, "%.6g");
     real("recompute_overhead", s.recomputeOverhead(), "%.4f");

@@ -171,7 +171,18 @@ static void printSignature(const CompileReport &report,
     for (const OffloadedReport &o : s.offloaded)
       os << "    " << o.what << (o.usedBy.empty() ? "" : " -> " + o.usedBy)
          << "  " << o.kind << "  " << formatBytes(o.bytes)
+         << (o.prefetchAt.empty() || o.usedBy == "region " + o.prefetchAt
+                 ? ""
+                 : "  (prefetched as " + o.prefetchAt + " starts backward)")
          << "\n";
+    if (s.prefetch)
+      line("prefetch schedule")
+          << s.prefetch->prefetchedEarly << " of "
+          << s.prefetch->offloadedRegions
+          << " region(s) prefetched while later regions run backward; "
+          << llvm::format("%.3g of %.3g ms", s.prefetch->stallSeconds * 1e3,
+                          s.prefetch->transferSeconds * 1e3)
+          << " of transfer not hidden (predicted)\n";
     line("recompute overhead")
         << "+" << percent(s.recomputeOverhead()) << " of a step"
         << llvm::format(" (%.3g s of %.3g s, predicted)", s.recomputeSeconds,

@@ -38,6 +38,40 @@ LogicalResult CheckpointOp::verify() {
              << index << " of type " << input.getType()
              << " cannot be offloaded: it is not a tensor";
   }
+  return verifyPrefetchAt();
+}
+
+LogicalResult CheckpointOp::verifyPrefetchAt() {
+  std::optional<StringRef> at = getPrefetchAt();
+  if (!at)
+    return success();
+  if (!llvm::any_of(getPolicies(), llvm::IsaPred<OffloadPolicyAttr>))
+    return emitOpError("has prefetch_at but no offloaded input");
+  Block *block = (*this)->getBlock();
+  if (!block)
+    return success();
+  // Backward runs regions in reverse forward order: only this region or a
+  // later one starts its backward early enough to trigger the prefetch.
+  bool after = false;
+  unsigned matchesAfter = 0, matchesBefore = 0;
+  for (auto other : block->getOps<CheckpointOp>()) {
+    if (other == *this)
+      after = true;
+    if (other.getLabel() == *at)
+      ++(after ? matchesAfter : matchesBefore);
+  }
+  if (matchesAfter + matchesBefore > 1)
+    return emitOpError("prefetch_at names '")
+           << *at << "', the label of " << matchesAfter + matchesBefore
+           << " regions; it must name exactly one";
+  if (matchesBefore)
+    return emitOpError("prefetch_at names '")
+           << *at << "', a region that runs before this one in forward; "
+           << "its backward starts too late to prefetch for this one";
+  if (!matchesAfter)
+    return emitOpError("prefetch_at names '")
+           << *at << "', which is not the label of a checkpoint region in "
+           << "this block";
   return success();
 }
 

@@ -10,16 +10,27 @@ namespace memopt::runtime {
 
 SavePolicy SavePolicy::parse(const std::string &text) {
   static const char *kForms = "keep, compress:<bit|bool|uint8|sparse>[:check], "
-                              "offload:host, offload:unified";
+                              "offload:host[@<region>], "
+                              "offload:unified[@<region>]";
   SavePolicy p;
   if (text == "keep")
     return p;
-  if (text == "offload:host") {
-    p.kind = SaveKind::OffloadHost;
-    return p;
-  }
-  if (text == "offload:unified") {
-    p.kind = SaveKind::OffloadUnified;
+  const std::string offload = "offload:";
+  if (text.rfind(offload, 0) == 0) {
+    size_t at = text.find('@');
+    std::string target = text.substr(offload.size(), at == std::string::npos
+                                                         ? std::string::npos
+                                                         : at - offload.size());
+    TORCH_CHECK(target == "host" || target == "unified",
+                "memopt: unknown save policy '", text,
+                "' (expected one of: ", kForms, ")");
+    p.kind =
+        target == "host" ? SaveKind::OffloadHost : SaveKind::OffloadUnified;
+    if (at != std::string::npos) {
+      p.prefetchAt = text.substr(at + 1);
+      TORCH_CHECK(!p.prefetchAt.empty(), "memopt: save policy '", text,
+                  "' names no region after '@'");
+    }
     return p;
   }
   const std::string compress = "compress:";
@@ -47,9 +58,9 @@ std::string SavePolicy::str() const {
   case SaveKind::Keep:
     return "keep";
   case SaveKind::OffloadHost:
-    return "offload:host";
+    return "offload:host" + (prefetchAt.empty() ? "" : "@" + prefetchAt);
   case SaveKind::OffloadUnified:
-    return "offload:unified";
+    return "offload:unified" + (prefetchAt.empty() ? "" : "@" + prefetchAt);
   case SaveKind::Compress:
     return std::string("compress:") + compressionKindName(compression) +
            (check ? ":check" : "");

@@ -1,6 +1,7 @@
 //===- CheckpointSaved.cpp - Save region inputs by policy, restore them ---===//
 
 #include "CheckpointSaved.h"
+#include "OffloadInternal.h"
 
 #include <c10/util/Exception.h>
 
@@ -60,8 +61,14 @@ void SavedInputs::save(at::TensorList inputs,
         break; // already on the host: keep as is
       if (policy.kind == SaveKind::OffloadUnified)
         checkUnifiedMemorySupported(x.device());
-      if (!group_)
+      if (!group_) {
         group_ = std::make_shared<OffloadGroup>();
+        group_->setTrigger(policy.prefetchAt);
+      }
+      TORCH_CHECK(group_->trigger() == policy.prefetchAt,
+                  "memopt::checkpoint(region '", regionName,
+                  "'): offloaded inputs name different prefetch triggers ('",
+                  group_->trigger(), "' and '", policy.prefetchAt, "')");
       e.how = Entry::How::Offloaded;
       e.index = group_->add(x.detach(), policy.kind == SaveKind::OffloadHost
                                             ? OffloadTarget::Host
@@ -75,9 +82,15 @@ void SavedInputs::save(at::TensorList inputs,
   }
   if (group_)
     group_->seal();
+  scheduled_ = takeScheduledGroups(regionName, group_.get());
 }
 
 void SavedInputs::prefetch() {
+  // Offloaded inputs of earlier regions scheduled to come back now, then
+  // this region's own.
+  for (const auto &weak : scheduled_)
+    if (auto group = weak.lock(); group && group->prefetch())
+      offloadCounters().prefetchedAhead++;
   if (group_)
     prefetchForBackward(group_);
 }

@@ -36,8 +36,9 @@ public:
   /// the same order through restore()'s `kept`.
   std::vector<at::Tensor> takeKeptTensors() { return std::move(kept_); }
 
-  /// Starts bringing offloaded inputs back (this region and, by the prefetch
-  /// depth, the next ones backward will need).
+  /// Starts bringing offloaded inputs back as the region's backward starts:
+  /// those of earlier regions whose compiled trigger it is, its own, and
+  /// (groups without a trigger) the prefetch depth.
   void prefetch();
   /// The inputs again: detached, requiring grad where the originals did.
   std::vector<at::Tensor> restore(const std::vector<at::Tensor> &kept);
@@ -57,6 +58,9 @@ private:
   std::vector<Entry> entries_;
   std::vector<at::Tensor> kept_;
   std::shared_ptr<OffloadGroup> group_;
+  /// Groups of earlier regions of the same forward whose compiled trigger is
+  /// this region: prefetched as this region's backward starts.
+  std::vector<std::weak_ptr<OffloadGroup>> scheduled_;
 };
 
 } // namespace memopt::runtime

@@ -115,6 +115,12 @@ size_t OffloadGroup::add(const at::Tensor &t, OffloadTarget target) {
   return slots_.size() - 1;
 }
 
+void OffloadGroup::setTrigger(std::string name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TORCH_INTERNAL_ASSERT(!sealed_, "OffloadGroup::setTrigger after seal");
+  trigger_ = std::move(name);
+}
+
 void OffloadGroup::seal() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -231,12 +237,32 @@ void prefetchForBackward(const std::shared_ptr<OffloadGroup> &current) {
   for (const auto &weak : before) {
     if (issued >= depth)
       break;
-    if (auto group = weak.lock()) {
-      ++issued;
-      if (group->prefetch())
-        offloadCounters().prefetchedAhead++;
-    }
+    auto group = weak.lock();
+    if (!group || !group->trigger().empty())
+      continue; // scheduled groups wait for their trigger
+    ++issued;
+    if (group->prefetch())
+      offloadCounters().prefetchedAhead++;
   }
+}
+
+std::vector<std::weak_ptr<OffloadGroup>>
+takeScheduledGroups(const std::string &name, const OffloadGroup *own) {
+  std::vector<std::weak_ptr<OffloadGroup>> taken;
+  std::lock_guard<std::mutex> lock(gOrderMutex);
+  for (OrderEntry &entry : gOrder) {
+    // Only the raw pointer: locking here could drop the last owner.
+    // An expired group's destructor waits for this mutex in release(), so
+    // its members are still there; it is skipped all the same.
+    auto *group = const_cast<OffloadGroup *>(entry.raw);
+    if (entry.weak.expired() || group->handedToTrigger_ ||
+        group->trigger_ != name)
+      continue;
+    group->handedToTrigger_ = true; // its own region fetches it itself
+    if (group != own)
+      taken.push_back(entry.weak);
+  }
+  return taken;
 }
 
 } // namespace memopt::runtime

@@ -516,7 +516,10 @@ def worker(spec: dict) -> dict:
            "compiled": {label: path to a compiled .pt},
            "compare": bool (compare each compiled module against eager),
            "compare_steps": 2, "measure": bool (measure compiled modules
-           with measure_training_step; default true)}
+           with measure_training_step; default true),
+           "offload_simulation": bool (run offload:host on CPU tensors
+           through the runtime's pool, as on a GPU; the result then has
+           "offload_stats": the runtime's counters over all runs)}
     Returns {"eager": StepMeasurement dict, "checkpoint": ...,
              "eager_compare": {"peak_bytes", "step_time_s"} of the eager
              reference's last compared step,
@@ -528,6 +531,9 @@ def worker(spec: dict) -> dict:
     torch._C._set_graph_executor_optimize(False)
     torch.set_num_threads(int(spec.get("threads", 1)))
     stats = load_runtime()
+    if spec.get("offload_simulation"):
+        torch.ops.memopt._set_offload_simulation(True)
+        torch.ops.memopt.reset_offload_stats()
     name, kwargs = spec["zoo"], spec.get("kwargs", {})
     seed = int(spec.get("seed", 0))
     steps, warmup = int(spec.get("steps", 3)), int(spec.get("warmup", 1))
@@ -593,6 +599,10 @@ def worker(spec: dict) -> dict:
         except Exception as e:  # report, go on with the other modules
             entry["error"] = f"{type(e).__name__}: {e}"[:4000]
         result["compiled"][label] = entry
+    if spec.get("offload_simulation"):
+        result["offload_stats"] = dict(zip(
+            ["tensors", "bytes", "fallbacks", "ahead", "reserved", "in_use"],
+            torch.ops.memopt.offload_stats()))
     return result
 
 

@@ -154,3 +154,59 @@ func.func @yield_outside(%x: tensor<4xf32>) {
   // expected-error @+1 {{'memopt.yield' op expects parent op 'memopt.checkpoint'}}
   memopt.yield %x : tensor<4xf32>
 }
+
+// -----
+
+func.func @prefetch_at_without_offload(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.checkpoint' op has prefetch_at but no offloaded input}}
+  %r = memopt.checkpoint "a" (%x) policies [#memopt.keep] {prefetch_at = "a"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    memopt.yield %i : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @prefetch_at_unknown(%x: tensor<4xf32>) {
+  // expected-error @+1 {{prefetch_at names 'zz', which is not the label of a checkpoint region in this block}}
+  %r = memopt.checkpoint "a" (%x) policies [#memopt.offload<host>] {prefetch_at = "zz"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    memopt.yield %i : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @prefetch_at_earlier_region(%x: tensor<4xf32>) {
+  %a = memopt.checkpoint "a" (%x) policies [#memopt.keep] : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    memopt.yield %i : tensor<4xf32>
+  }
+  // expected-error @+1 {{prefetch_at names 'a', a region that runs before this one in forward; its backward starts too late to prefetch for this one}}
+  %b = memopt.checkpoint "b" (%a) policies [#memopt.offload<host>] {prefetch_at = "a"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    memopt.yield %i : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @prefetch_at_ambiguous(%x: tensor<4xf32>) {
+  // expected-error @+1 {{prefetch_at names 'c', the label of 2 regions; it must name exactly one}}
+  %a = memopt.checkpoint "a" (%x) policies [#memopt.offload<host>] {prefetch_at = "c"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    memopt.yield %i : tensor<4xf32>
+  }
+  %b = memopt.checkpoint "c" (%a) policies [#memopt.keep] : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    memopt.yield %i : tensor<4xf32>
+  }
+  %c = memopt.checkpoint "c" (%b) policies [#memopt.keep] : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    memopt.yield %i : tensor<4xf32>
+  }
+  return
+}

@@ -67,11 +67,11 @@ func.func @regions(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %k: tensor<4xi64>) 
         : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
     memopt.yield %y, %a : tensor<4x8xf32>, tensor<4x8xf32>
   }
-  // CHECK: memopt.checkpoint "layer2"(%{{.*}}) policies [#memopt.offload<unified>]
+  // CHECK: memopt.checkpoint "layer2"(%{{.*}}) policies [#memopt.offload<unified>] {prefetch_at = "layer3"}
   // CHECK: memopt.checkpoint "layer3"(%{{.*}}) policies [#memopt.compress<uint8>]
   // CHECK: memopt.checkpoint "layer4"(%{{.*}}) policies [#memopt.compress<sparse>]
   // CHECK: memopt.checkpoint "layer5"(%{{.*}}) policies [#memopt.compress<bool>]
-  %u = memopt.checkpoint "layer2" (%r#0) policies [#memopt.offload<unified>] : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %u = memopt.checkpoint "layer2" (%r#0) policies [#memopt.offload<unified>] {prefetch_at = "layer3"} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     memopt.yield %a : tensor<4x8xf32>
   }

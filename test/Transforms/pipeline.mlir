@@ -1,6 +1,8 @@
 // RUN: memopt-opt %s --memopt-pipeline="budget=60%" | FileCheck %s
 // RUN: memopt-opt %s --memopt-pipeline="prefer=speed compress=false" | FileCheck %s --check-prefix=NOPACK
 // RUN: not memopt-opt %s --memopt-pipeline="budget=1%" 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
+// RUN: memopt-opt %s --memopt-pipeline="prefer=memory device=cuda" | FileCheck %s --check-prefix=CUDA
+// RUN: memopt-opt %s --memopt-pipeline="prefer=memory" | FileCheck %s --check-prefix=CPU
 
 // The whole pipeline: lists rebuilt, binary conv inputs packed, regions
 // planned for the budget.
@@ -13,6 +15,14 @@
 // CHECK: memopt.op "aten::conv2d"(%{{.*}}) {{.*}}saved_input = #memopt.compress<bit>
 // CHECK: prim::ListConstruct
 // CHECK: aten::stack
+
+// For CUDA the planner offloads region inputs and the pipeline ends with
+// memopt-schedule-prefetch; on CPU (the other runs) nothing is offloaded.
+// CUDA-LABEL: func.func @chain
+// CUDA-SAME: memopt.prefetch_schedule = {bandwidth_gbps = 1.200000e+01 : f64, offloaded_regions = 3 : i64
+// CUDA: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%{{.*}}) policies [#memopt.offload<host>]
+// CPU-NOT: offload
+// CPU-NOT: prefetch
 
 // NOPACK-NOT: saved_input
 // INFEASIBLE: error: budget {{.*}} is infeasible for @chain: the smallest reachable peak is

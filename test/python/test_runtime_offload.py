@@ -140,6 +140,79 @@ def test_prefetch_depth(offload, depth):
     assert stats(offload)["ahead"] == (4 if depth else 0)
 
 
+# A compiled schedule (memopt-schedule-prefetch): region i's offloaded input
+# comes back when the backward of TRIGGERS[i] starts, whatever the depth.
+TRIGGERS = ["mlp3", "mlp3", "mlp2", "mlp4", "mlp4"]
+
+
+def scheduled_forward(runtime, x, ws, bs, seen):
+    h = x.clone().requires_grad_()
+    out = h
+    for i, (w, b) in enumerate(zip(ws, bs)):
+        if i in (3, 4):  # region i's input: its grad is ready right after
+            def record(grad, i=i):  # region i's backward
+                seen.setdefault(i, stats(runtime)["ahead"])
+            out.register_hook(record)
+        out = runtime.checkpoint(MLP_LAYER, [out, w, b], [],
+                                 [f"offload:host@{TRIGGERS[i]}", "keep",
+                                  "keep"], f"mlp{i}")[0]
+    return h, out
+
+
+@pytest.mark.parametrize("depth", [0, 3])
+def test_scheduled_prefetch_follows_triggers(offload, depth):
+    offload._set_offload_simulation(True)
+    offload.set_offload_config(POOL, depth)
+    ws, bs = make_layers(5, 32)
+    x = torch.randn(8, 32)
+    _, ref = eager_grads(x, ws, bs)
+    seen = {}
+    h, out = scheduled_forward(offload, x, ws, bs, seen)
+    grads = torch.autograd.grad(out.square().sum(), [h] + ws + bs)
+    assert_grads_equal(grads, ref)
+    # mlp4's backward fetched mlp3 ahead; mlp3's then fetched mlp0 and mlp1;
+    # mlp2 waited for its own backward. The depth plays no part.
+    assert seen == {4: 1, 3: 3}
+    assert stats(offload)["ahead"] == 3
+    assert stats(offload)["in_use"] == 0
+
+
+def test_scheduled_prefetch_pairs_each_forward_with_its_trigger(offload):
+    offload._set_offload_simulation(True)
+    offload.set_offload_config(POOL, 0)
+    ws, bs = make_layers(5, 32)
+    x1, x2 = torch.randn(8, 32), torch.randn(8, 32)
+    _, ref1 = eager_grads(x1, ws, bs)
+    _, ref2 = eager_grads(x2, ws, bs)
+    seen1, seen2 = {}, {}
+    h1, out1 = scheduled_forward(offload, x1, ws, bs, seen1)
+    h2, out2 = scheduled_forward(offload, x2, ws, bs, seen2)
+    # The second forward's triggers took only its own groups.
+    grads2 = torch.autograd.grad(out2.square().sum(), [h2] + ws + bs)
+    assert seen2 == {4: 1, 3: 3}
+    grads1 = torch.autograd.grad(out1.square().sum(), [h1] + ws + bs)
+    assert seen1 == {4: 4, 3: 6}
+    assert_grads_equal(grads1, ref1)
+    assert_grads_equal(grads2, ref2)
+
+
+def test_scheduled_policy_text_checked(offload):
+    x = torch.randn(4, 16, requires_grad=True)
+    w, b = torch.randn(16, 16), torch.randn(16)
+    with pytest.raises(RuntimeError, match="names no region after '@'"):
+        offload.checkpoint(MLP_LAYER, [x, w, b], [],
+                           ["offload:host@", "keep", "keep"], "r")
+    with pytest.raises(RuntimeError, match="unknown save policy 'offload:disk@r'"):
+        offload.checkpoint(MLP_LAYER, [x, w, b], [],
+                           ["offload:disk@r", "keep", "keep"], "r")
+    offload._set_offload_simulation(True)
+    with pytest.raises(RuntimeError,
+                       match="offloaded inputs name different prefetch "
+                             "triggers"):
+        offload.checkpoint(MLP_LAYER, [x, w.requires_grad_(), b], [],
+                           ["offload:host@a", "offload:host@b", "keep"], "r")
+
+
 def test_pool_bound_falls_back_to_keeping(offload):
     offload._set_offload_simulation(True)
     ws, bs = make_layers(4, 64)

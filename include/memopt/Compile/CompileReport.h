@@ -61,6 +61,8 @@ struct OffloadedReport {
   std::string kind;  // host, unified
   std::string via;   // checkpoint-input, offload-op
   int64_t bytes = 0;
+  /// The region whose backward prefetches it (checkpoint inputs).
+  std::string prefetchAt;
 };
 
 struct UnknownOpReport {
@@ -84,6 +86,12 @@ struct SignatureReport {
   std::optional<int64_t> plannerPeakBytes;
   std::string preference;
   double recomputeSeconds = 0, stepSeconds = 0;
+  /// memopt.prefetch_schedule (CUDA plans with offloaded region inputs).
+  struct PrefetchSchedule {
+    int64_t offloadedRegions = 0, prefetchedEarly = 0;
+    double transferSeconds = 0, stallSeconds = 0;
+  };
+  std::optional<PrefetchSchedule> prefetch;
 
   std::vector<RegionReport> regions;
   std::vector<CompressedReport> compressed;

@@ -131,6 +131,13 @@ def Memopt_CheckpointOp : Memopt_Op<"checkpoint", [
     `#memopt.offload<host>`, ...). Backward restores the inputs, replays the
     random state and reruns the body with grad.
 
+    `prefetch_at` (set by `memopt-schedule-prefetch` on regions with
+    offloaded inputs) names the region whose backward starts bringing this
+    region's offloaded inputs back, so the copy overlaps the backward of the
+    regions in between; without it they come back when this region's own
+    backward starts. The named region must be this one or a later one of
+    the same block, and its label must be unique there.
+
     ```mlir
     %r = memopt.checkpoint "layer1" (%x, %w) policies [#memopt.compress<bit>, #memopt.keep]
         : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32> {
@@ -142,9 +149,17 @@ def Memopt_CheckpointOp : Memopt_Op<"checkpoint", [
     ```
   }];
   let arguments = (ins StrAttr:$label, Variadic<AnyType>:$inputs,
-                       ArrayAttr:$policies);
+                       ArrayAttr:$policies, OptionalAttr<StrAttr>:$prefetch_at);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
+  let builders = [
+    // A region without a prefetch schedule (memopt-schedule-prefetch sets it).
+    OpBuilder<(ins "::mlir::TypeRange":$resultTypes, "::mlir::StringAttr":$label,
+                   "::mlir::ValueRange":$inputs, "::mlir::ArrayAttr":$policies), [{
+      build($_builder, $_state, resultTypes, label, inputs, policies,
+            /*prefetch_at=*/nullptr);
+    }]>
+  ];
   let assemblyFormat = [{
     $label `(` $inputs `)` `policies` $policies attr-dict `:`
     functional-type($inputs, $results) $body
@@ -153,6 +168,7 @@ def Memopt_CheckpointOp : Memopt_Op<"checkpoint", [
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    ::mlir::LogicalResult verifyPrefetchAt();
   }];
 }
 

@@ -23,12 +23,15 @@ namespace memopt::runtime {
 enum class SaveKind { Keep, Compress, OffloadHost, OffloadUnified };
 
 /// How one region input is saved for backward. Text forms: "keep",
-/// "compress:<bit|bool|uint8|sparse>[:check]", "offload:host",
-/// "offload:unified".
+/// "compress:<bit|bool|uint8|sparse>[:check]", "offload:host[@<region>]",
+/// "offload:unified[@<region>]".
 struct SavePolicy {
   SaveKind kind = SaveKind::Keep;
   CompressionKind compression = CompressionKind::Bit;
   bool check = false; // compress: report non-representable values
+  /// offload: the region whose backward prefetches the input (a compiled
+  /// schedule); empty: this region's, plus the configured prefetch depth.
+  std::string prefetchAt;
 
   /// Throws a c10::Error that quotes `text` and lists the accepted forms.
   static SavePolicy parse(const std::string &text);

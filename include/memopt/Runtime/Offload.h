@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace memopt::runtime {
@@ -70,6 +71,10 @@ public:
   /// Starts moving `t` off its device and returns its slot. A CPU tensor (no
   /// simulation), or one the pinned pool has no room for, is kept as is.
   size_t add(const at::Tensor &t, OffloadTarget target);
+  /// Prefetch when the backward of region `name` starts (a compiled
+  /// schedule) instead of by the configured depth. Call before seal().
+  void setTrigger(std::string name);
+  const std::string &trigger() const { return trigger_; }
   /// Queues the group for backward prefetching; call after the last add.
   void seal();
   /// Starts bringing every slot back (asynchronous). Returns false if that
@@ -89,11 +94,23 @@ private:
   std::vector<std::unique_ptr<Slot>> slots_;
   bool prefetched_ = false;
   bool sealed_ = false;
+  std::string trigger_;
+  bool handedToTrigger_ = false; // guarded by the global order mutex
+  friend std::vector<std::weak_ptr<OffloadGroup>>
+  takeScheduledGroups(const std::string &name, const OffloadGroup *own);
 };
 
 /// Called as a region's backward starts: prefetches `current` and the next
-/// `prefetchDepth` sealed groups in backward (reverse forward) order.
+/// `prefetchDepth` sealed groups without a trigger in backward (reverse
+/// forward) order.
 void prefetchForBackward(const std::shared_ptr<OffloadGroup> &current);
+
+/// Called as region `name` runs forward (its own group is `own`, or null):
+/// hands over the sealed groups whose trigger is `name` and that no earlier
+/// run of `name` took, i.e. those of this forward pass. The caller
+/// prefetches them as its backward starts.
+std::vector<std::weak_ptr<OffloadGroup>>
+takeScheduledGroups(const std::string &name, const OffloadGroup *own);
 
 } // namespace memopt::runtime
 

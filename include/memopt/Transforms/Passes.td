@@ -103,6 +103,42 @@ def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }
 
+def SchedulePrefetch : Pass<"memopt-schedule-prefetch", "::mlir::func::FuncOp"> {
+  let summary = "Choose when backward brings offloaded region inputs back";
+  let description = [{
+    Offload is the third way to save a checkpoint region's input
+    (`#memopt.offload<host>`, planned by `memopt-insert-checkpoints` with
+    `device=cuda`): forward copies it to host memory on a side stream and
+    frees the device copy; backward must copy it back (prefetch) and wait
+    for the copy before the region recomputes. This pass schedules the
+    prefetches. Backward runs regions in reverse forward order, so the
+    prefetch of a region's inputs can start when the backward of a later
+    region starts and overlap the backward of everything in between.
+
+    For each region with offloaded inputs, the transfer time is their bytes
+    over `bandwidth` (GB/s, host to device) and the overlap window of a
+    later region is the modelled backward time (recompute included for
+    regions) of the ops from it back to this region (cost model). The
+    trigger is the nearest later region whose window covers the transfer,
+    or the farthest one when none does (the rest is a stall). Prefetched
+    bytes are live from the trigger on, so the schedule is then checked
+    with the training-memory model: while the predicted peak exceeds the
+    peak with every prefetch at its own region, the trigger farthest from
+    its region moves one region closer. The choice is written as
+    `prefetch_at = "<label>"` on the region (none: its own backward), the
+    summary as `memopt.prefetch_schedule` on the function (offloaded
+    regions, regions prefetched early, transfer and stall seconds). The
+    exporter passes the trigger to the runtime with each offloaded input,
+    which prefetches exactly there. Regions whose label is not unique in
+    the function cannot be named and are not used as triggers.
+  }];
+  let options = [
+    Option<"bandwidth", "bandwidth", "double", /*default=*/"12.0",
+           "Host-to-device bandwidth in GB/s (PCIe 4.0 x16 pinned: ~12)">,
+  ];
+  let dependentDialects = ["::mlir::memopt::MemoptDialect"];
+}
+
 def SpecializeSignatures : Pass<"memopt-specialize-signatures", "::mlir::ModuleOp"> {
   let summary = "Dispatch between the per-signature functions of a method";
   let description = [{

@@ -21,14 +21,19 @@ using namespace mlir;
 using namespace mlir::memopt;
 using torch::jit::Graph;
 
-/// The runtime's spelling of a save policy (SavePolicy::parse).
-static std::optional<std::string> policyText(Attribute policy) {
+/// The runtime's spelling of a save policy (SavePolicy::parse). An offloaded
+/// input names the region whose backward prefetches it (`@label`): the
+/// schedule the memory model assumed, instead of the runtime's default
+/// prefetch depth.
+static std::optional<std::string> policyText(Attribute policy,
+                                             CheckpointOp region) {
   if (isa<KeepPolicyAttr>(policy))
     return "keep";
   if (auto compress = dyn_cast<CompressPolicyAttr>(policy))
     return "compress:" + stringifyCompressionKind(compress.getKind()).str();
   if (auto offload = dyn_cast<OffloadPolicyAttr>(policy))
-    return "offload:" + stringifyOffloadKind(offload.getKind()).str();
+    return "offload:" + stringifyOffloadKind(offload.getKind()).str() + "@" +
+           region.getPrefetchAt().value_or(region.getLabel()).str();
   return std::nullopt;
 }
 
@@ -65,7 +70,7 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
   };
   for (auto [arg, input, policy] :
        llvm::zip(body.getArguments(), op.getInputs(), op.getPolicies())) {
-    std::optional<std::string> text = policyText(policy);
+    std::optional<std::string> text = policyText(policy, op);
     torch::jit::Value *outer = values.lookup(input);
     if (!text || !outer)
       return op.emitError("cannot export checkpoint region '")
