@@ -25,9 +25,13 @@ using namespace mlir;
 using namespace mlir::memopt;
 
 namespace {
-/// Convolutions with int[] padding and linear layers: what the runtime's
-/// packed-input ops implement.
+/// Convolutions with int[] padding, linear layers and products of two
+/// tensors of one type: what the runtime's packed-input ops implement.
 bool hasPackedInputVariant(TorchOp op) {
+  if (op.getName() == "aten::mul")
+    return op.getOverload().value_or("") == "Tensor" &&
+           op->getNumOperands() == 2 &&
+           op->getOperand(0).getType() == op->getOperand(1).getType();
   bool known = llvm::StringSwitch<bool>(op.getName())
                    .Cases("aten::conv1d", "aten::conv2d", "aten::conv3d", true)
                    .Case("aten::linear", true)
@@ -109,11 +113,18 @@ struct InsertCompressionPass
         if (!op || op.getSavedInputAttr() || !hasPackedInputVariant(op) ||
             op.getNumOperands() == 0)
           continue;
-        Value input = op.getOperand(0);
-        if (!isActivation(input) || !binary.isBinary(input) ||
-            !isCompressibleTensor(input.getType()) ||
-            !llvm::is_contained(memory.getSavedValues(op), input) ||
-            keepers.lookup(input) > 1)
+        auto packable = [&](Value input) {
+          return isActivation(input) && binary.isBinary(input) &&
+                 isCompressibleTensor(input.getType()) &&
+                 llvm::is_contained(memory.getSavedValues(op), input) &&
+                 keepers.lookup(input) <= 1;
+        };
+        // A product is the same bit for bit either way round, and so are
+        // its factors' gradients: put the binary factor first.
+        if (!packable(op.getOperand(0)) && op.getName() == "aten::mul" &&
+            packable(op.getOperand(1)))
+          op->setOperands({op.getOperand(1), op.getOperand(0)});
+        else if (!packable(op.getOperand(0)))
           continue;
         op.setSavedInputAttr(bit);
       }

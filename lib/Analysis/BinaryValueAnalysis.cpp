@@ -208,6 +208,13 @@ void Solver::visitTorchOp(TorchOp op) {
     l = op->getNumOperands() == 1 && isOne(constArg(op, 1)) && unitAlpha(op)
             ? operand(0)
             : 0;
+  } else if (name == "aten::add" && op->getNumOperands() == 1 &&
+             isOne(constArg(op, 1)) && unitAlpha(op)) {
+    // 1 + (-b): how TorchScript spells 1.0 - b (+0 where b is 1).
+    TorchOp neg;
+    if (isTorchOp(op->getOperand(0), "aten::neg", neg) &&
+        neg->getNumOperands() == 1)
+      l = get(neg->getOperand(0));
   } else if (name == "aten::add" && op->getNumOperands() == 2 &&
              unitAlpha(op)) {
     // Straight-through: hard + (soft - soft.detach()) is hard in forward.

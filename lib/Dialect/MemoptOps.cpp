@@ -13,12 +13,14 @@ using namespace mlir::memopt;
 // Module paths
 //===----------------------------------------------------------------------===//
 
-/// A qualified module path: dot-separated, non-empty segments without spaces.
 // Operators whose backward needs operand 0 and which the runtime can run
-// with that operand saved packed (memopt::conv_packed, memopt::linear_packed).
+// with that operand saved packed (memopt::conv_packed, memopt::linear_packed,
+// memopt::mul_packed).
 static constexpr llvm::StringLiteral kPackedInputOperators[] = {
-    "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::linear"};
+    "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::linear",
+    "aten::mul"};
 
+/// A qualified module path: dot-separated, non-empty segments without spaces.
 static LogicalResult verifyModulePath(Operation *op, StringRef path) {
   if (path.empty())
     return op->emitOpError("module path must not be empty");
@@ -100,9 +102,14 @@ LogicalResult TorchOp::verify() {
   }
   if (auto saved = getSavedInputAttr()) {
     if (!llvm::is_contained(kPackedInputOperators, name))
-      return emitOpError("saved_input is only supported on convolutions and "
-                         "linear layers, not '")
+      return emitOpError("saved_input is only supported on convolutions, "
+                         "linear layers and aten::mul.Tensor, not '")
              << name << "'";
+    if (name == "aten::mul" &&
+        (getOverload().value_or("") != "Tensor" || getNumOperands() != 2 ||
+         getOperand(0).getType() != getOperand(1).getType()))
+      return emitOpError("saved_input on aten::mul needs the Tensor overload "
+                         "with two operands of the same type");
     auto input = getNumOperands()
                      ? dyn_cast<RankedTensorType>(getOperand(0).getType())
                      : RankedTensorType();

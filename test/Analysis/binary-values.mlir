@@ -5,6 +5,7 @@
 func.func @lif_cast(%x: tensor<2x8xf32>, %v0: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %d = memopt.op "aten::sub"(%x, %v0) [#memopt.arg<0>, #memopt.arg<1>, 1] : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
   %q = memopt.op "aten::div"(%d) [#memopt.arg<0>, 2.0] : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sg0 = memopt.op "aten::neg"(%q) [#memopt.arg<0>] : (tensor<2x8xf32>) -> tensor<2x8xf32>
   %v = memopt.op "aten::add"(%v0, %q) [#memopt.arg<0>, #memopt.arg<1>, 1] : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
   // expected-remark @below {{result #0 is binary}}
   %b = memopt.op "aten::ge"(%v) [#memopt.arg<0>, 1.0] : (tensor<2x8xf32>) -> tensor<2x8xi1>
@@ -17,6 +18,12 @@ func.func @lif_cast(%x: tensor<2x8xf32>, %v0: tensor<2x8xf32>) -> tensor<2x8xf32
   %p = memopt.op "aten::mul"(%s, %s) [#memopt.arg<0>, #memopt.arg<1>] : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
   // expected-remark @below {{result #0 is binary}}
   %n = memopt.op "aten::rsub"(%s) [#memopt.arg<0>, 1, 1] : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  // 1 + (-s), TorchScript's spelling of 1.0 - s; -s itself is not binary.
+  %ng = memopt.op "aten::neg"(%s) [#memopt.arg<0>] : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  // expected-remark @below {{result #0 is binary}}
+  %n1 = memopt.op "aten::add"(%ng) [#memopt.arg<0>, 1.000000e+00, 1] {overload = "Scalar"} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n2 = memopt.op "aten::add"(%ng) [#memopt.arg<0>, 2.000000e+00, 1] {overload = "Scalar"} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n3 = memopt.op "aten::add"(%sg0) [#memopt.arg<0>, 1.000000e+00, 1] {overload = "Scalar"} : (tensor<2x8xf32>) -> tensor<2x8xf32>
   // expected-remark @below {{result #0 is binary}}
   %l = memopt.op "prim::ListConstruct"(%s, %n) [#memopt.arg<0>, #memopt.arg<1>] : (tensor<2x8xf32>, tensor<2x8xf32>) -> !memopt.list<tensor<2x8xf32>>
   // expected-remark @below {{result #0 is binary}}

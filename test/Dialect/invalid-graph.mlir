@@ -123,8 +123,24 @@ func.func @param_not_tensor() {
 // -----
 
 func.func @saved_input_on_relu(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{saved_input is only supported on convolutions and linear layers, not 'aten::relu'}}
+  // expected-error @+1 {{saved_input is only supported on convolutions, linear layers and aten::mul.Tensor, not 'aten::relu'}}
   %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {saved_input = #memopt.compress<bit>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @saved_input_on_scalar_mul(%x: tensor<2x3xf32>, %s: f64) -> tensor<2x3xf32> {
+  // expected-error @+1 {{saved_input on aten::mul needs the Tensor overload with two operands of the same type}}
+  %0 = memopt.op "aten::mul"(%x, %s) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Scalar", saved_input = #memopt.compress<bit>} : (tensor<2x3xf32>, f64) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @saved_input_on_broadcasting_mul(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{saved_input on aten::mul needs the Tensor overload with two operands of the same type}}
+  %0 = memopt.op "aten::mul"(%x, %y) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor", saved_input = #memopt.compress<bit>} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
 

@@ -46,6 +46,32 @@ func.func @kept_elsewhere(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
 
 // -----
 
+// A LIF neuron's hard reset v * (1 - s): the product keeps both factors, and
+// 1 - s (TorchScript: 1 + (-s)) is binary, so it moves to operand 0 and is
+// kept packed. A product whose factors broadcast has no packed form.
+// CHECK-LABEL: func.func @lif_reset
+// CHECK: %[[R:.*]] = memopt.op "aten::add"(%{{.*}}) [#memopt.arg<0>, 1.000000e+00, 1]
+// CHECK: memopt.op "aten::mul"(%[[R]], %[[V:.*]]) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor", saved_input = #memopt.compress<bit>}
+// CHECK: memopt.op "aten::mul"(%[[V]], %{{.*}}) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor"} :
+// NOSAVED-LABEL: func.func @lif_reset
+// NOSAVED-NOT: saved_input
+func.func @lif_reset(%x: tensor<8x4xf32>, %row: tensor<4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %w = memopt.param "fc.weight" : tensor<4x4xf32>
+  %v = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %t = memopt.op "aten::tanh"(%v) [#memopt.arg<0>] : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %b = memopt.op "aten::ge"(%t) [#memopt.arg<0>, 1.0] : (tensor<8x4xf32>) -> tensor<8x4xi1>
+  %s = memopt.op "aten::to"(%b) [#memopt.arg<0>, 6, false, false, #memopt.none] : (tensor<8x4xi1>) -> tensor<8x4xf32>
+  %n = memopt.op "aten::neg"(%s) [#memopt.arg<0>] {overload = ""} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %r = memopt.op "aten::add"(%n) [#memopt.arg<0>, 1.000000e+00, 1] {overload = "Scalar"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %m = memopt.op "aten::mul"(%v, %r) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor"} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %b2 = memopt.op "aten::ge"(%row) [#memopt.arg<0>, 1.0] : (tensor<4xf32>) -> tensor<4xi1>
+  %s2 = memopt.op "aten::to"(%b2) [#memopt.arg<0>, 6, false, false, #memopt.none] : (tensor<4xi1>) -> tensor<4xf32>
+  %m2 = memopt.op "aten::mul"(%v, %s2) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor"} : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  return %m, %m2 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
 // Binary inputs of checkpoint regions saved with keep are packed instead;
 // non-binary ones and function inputs stay as they are.
 // CHECK-LABEL: func.func @region_inputs

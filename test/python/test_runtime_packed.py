@@ -416,6 +416,70 @@ def test_memory_of_a_conv_stack(packed):
                                              - input_bytes)
 
 
+# --- mul_packed: a product keeping its binary factor packed -----------------
+
+def lif_reset(mul, v, spike):
+    """A LIF neuron's hard reset v * (1 - spike), the binary factor first."""
+    return mul(1.0 - spike, v)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_mul_gradients_bitwise_equal_eager(packed, kind, grads, dtype):
+    v0 = randn((4, 3, 9, 7), 40).to(dtype)
+    v0[0, 0, 0, :3] = torch.tensor([float("nan"), float("inf"), -0.0])
+    s0 = spikes((4, 3, 9, 7), 41).to(dtype)
+    g = randn((4, 3, 9, 7), 42).to(dtype)
+    results = []
+    for mul in (torch.mul, lambda b, o: packed.mul_packed(b, o, kind)):
+        v = v0.clone().requires_grad_(grads[0])
+        s = s0.clone().requires_grad_(grads[1])
+        y = lif_reset(mul, v, s)
+        y.backward(g)
+        results.append([y.detach(), v.grad, s.grad])
+    for expected, got in zip(*results):
+        assert bitwise_equal(expected, got)
+
+
+def test_mul_keeps_the_binary_factor_at_one_bit(packed):
+    """1 - s (1 MiB) lives on only because the product keeps it: eager at
+    full width, mul_packed at 1 bit per value (32 KiB)."""
+    packed.enable_memory_stats()
+    v = randn((256, 1024), 43).requires_grad_()
+    s = spikes((256, 1024), 44).requires_grad_()
+    factor = v.numel() * 4
+    held = []
+    for mul in (torch.mul, lambda b, o: packed.mul_packed(b, o, "bit")):
+        live = packed.memory_stats()[0]
+        y = lif_reset(mul, v, s)
+        held.append(packed.memory_stats()[0] - live - factor)  # minus y
+        del y
+    assert held[0] == factor
+    assert held[1] <= factor // 32 + 64
+
+
+def test_mul_errors(packed):
+    v = randn((2, 3), 45).requires_grad_()
+    with pytest.raises(RuntimeError, match="memopt: mul_packed input is not "
+                       "binary .* found 0.5"):
+        packed.mul_packed(torch.full((2, 3), 0.5), v, "bit")
+    with pytest.raises(RuntimeError, match="memopt: mul_packed: the factors "
+                       "must have the same sizes"):
+        packed.mul_packed(spikes((3,), 46), v, "bit")
+    with pytest.raises(RuntimeError, match="memopt: mul_packed: the factors "
+                       "must have the same dtype"):
+        packed.mul_packed(spikes((2, 3), 47).double(), v, "bit")
+    with pytest.raises(RuntimeError, match="memopt: mul_packed: kind must be"):
+        packed.mul_packed(spikes((2, 3), 48), v, "uint8")
+    y = packed.mul_packed(spikes((2, 3), 49).requires_grad_(), v, "bit")
+    with pytest.raises(RuntimeError, match="memopt::mul_packed does not "
+                       "support double backward"):
+        torch.autograd.grad(y.sum(), v, create_graph=True)
+    with torch.no_grad():
+        assert not packed.mul_packed(spikes((2, 3), 50), v, "bit").requires_grad
+
+
 def test_memory_of_a_linear_layer(packed):
     """A 3-D spike input of 2 MiB: eager keeps it, linear_packed 1/32."""
     packed.enable_memory_stats()

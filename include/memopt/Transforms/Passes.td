@@ -75,7 +75,11 @@ def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"
     outside checkpoint regions whose input is a binary activation that no
     other op keeps gets `saved_input = #memopt.compress<bit>`, so autograd
     keeps that input at 1/32 of its size (runtime `memopt::conv_packed` /
-    `memopt::linear_packed`). At region boundaries, every binary input of a
+    `memopt::linear_packed`). So does a product of two tensors of one type
+    (`aten::mul.Tensor`, a spiking neuron's reset `v * (1 - spike)`) with a
+    binary factor, which is moved to operand 0 (`memopt::mul_packed`; the
+    product and both gradients are the same bits either way round). At
+    region boundaries, every binary input of a
     `memopt.checkpoint` saved with `#memopt.keep` is saved with
     `#memopt.compress<bit>` instead. Binary means proven by the
     binary-value analysis, or asserted with `assume-binary` for a module

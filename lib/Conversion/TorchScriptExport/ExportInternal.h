@@ -94,6 +94,7 @@ buildForwardGraph(func::FuncOp func, const c10::ClassTypePtr &selfType,
 extern const char *const kCheckpointSchema;
 extern const char *const kConvPackedSchema;
 extern const char *const kLinearPackedSchema;
+extern const char *const kMulPackedSchema;
 extern const char *const kReluMaskedSchema;
 extern const char *const kReluMaskedInplaceSchema;
 extern const char *const kMaxPool2dLeanSchema;

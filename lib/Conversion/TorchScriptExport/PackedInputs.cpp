@@ -9,6 +9,7 @@
 //                       int groups, str kind) -> Tensor
 //   memopt::linear_packed(Tensor input, Tensor weight, Tensor? bias,
 //                         str kind) -> Tensor
+//   memopt::mul_packed(Tensor binary, Tensor other, str kind) -> Tensor
 //
 // with the ATen operator's arguments in the same order and `kind` = "bit" or
 // "bool". Only the int[]-padding overload of convolutions has a packed form.
@@ -46,8 +47,22 @@ exporter::emitPackedInputOp(TorchOp op, const c10::FunctionSchema *schema,
     return op.emitError("cannot export '")
            << name << "' with saved_input = " << saved << ": " << why;
   };
+  if (name == "aten::mul") {
+    if (inputs.size() != 2 || op.getNumResults() != 1)
+      return fail("expected the Tensor overload: two tensors, one result");
+    if (failed(checkRuntimeSchema(op, "'aten::mul' with saved_input",
+                                  kMulPackedSchema)))
+      return failure();
+    inputs.push_back(graph.insertConstant(kind));
+    std::string what;
+    llvm::raw_string_ostream(what)
+        << "'aten::mul' with saved_input = " << saved;
+    return emitRuntimeCall(op, what, "memopt::mul_packed", kMulPackedSchema,
+                           inputs, graph, values);
+  }
   if (!conv && name != "aten::linear")
-    return fail("only aten::conv1d/2d/3d and aten::linear have a packed form");
+    return fail("only aten::conv1d/2d/3d, aten::linear and aten::mul have a "
+                "packed form");
   if (kind != "bit" && kind != "bool")
     return fail("the runtime packs inputs as 'bit' or 'bool' only");
   if (op.getNumResults() != 1 ||

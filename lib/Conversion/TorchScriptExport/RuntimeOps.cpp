@@ -28,6 +28,8 @@ const char *const exporter::kConvPackedSchema =
 const char *const exporter::kLinearPackedSchema =
     "memopt::linear_packed(Tensor input, Tensor weight, Tensor? bias, "
     "str kind) -> Tensor";
+const char *const exporter::kMulPackedSchema =
+    "memopt::mul_packed(Tensor binary, Tensor other, str kind) -> Tensor";
 
 const char *const exporter::kReluMaskedSchema =
     "memopt::relu_masked(Tensor self) -> Tensor";
@@ -38,9 +40,10 @@ const char *const exporter::kMaxPool2dLeanSchema =
     "int[] padding, int[] dilation, bool ceil_mode) -> Tensor";
 
 static const char *const kRuntimeSchemas[] = {
-    exporter::kCheckpointSchema,        exporter::kConvPackedSchema,
-    exporter::kLinearPackedSchema,      exporter::kReluMaskedSchema,
-    exporter::kReluMaskedInplaceSchema, exporter::kMaxPool2dLeanSchema};
+    exporter::kCheckpointSchema,   exporter::kConvPackedSchema,
+    exporter::kLinearPackedSchema, exporter::kMulPackedSchema,
+    exporter::kReluMaskedSchema,   exporter::kReluMaskedInplaceSchema,
+    exporter::kMaxPool2dLeanSchema};
 
 /// The operator symbol of a schema string ("memopt::checkpoint").
 static c10::Symbol symbolOf(const c10::FunctionSchema &schema) {

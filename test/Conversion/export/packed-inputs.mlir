@@ -1,5 +1,6 @@
 // memopt.op with saved_input exports as a call of the runtime's
-// memopt::conv_packed / memopt::linear_packed (declared, not loaded, while
+// memopt::conv_packed / memopt::linear_packed / memopt::mul_packed (declared,
+// not loaded, while
 // exporting). The saved code is read from the archive: loading it needs the
 // runtime.
 // RUN: %python -c "import torch; torch.jit.script(torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.Linear(8, 2), torch.nn.Conv1d(2, 2, 1), torch.nn.Conv3d(1, 1, 1, bias=False))).save('%t.pt')"
@@ -13,9 +14,10 @@
 // CHECK: ops.memopt.conv_packed({{.*}}, None, [1, 1, 1], [0, 0, 0], [1, 1, 1], 1, "bool")
 // An op without saved_input stays the ATen call.
 // CHECK: torch.conv2d(input, weight, bias, [1, 1], [1, 1])
+// CHECK: ops.memopt.mul_packed({{.*}}, "bit")
 
 module attributes {memopt.source = "@SOURCE@"} {
-  func.func @forward(%x: tensor<2x3x4x4xf32>) -> (tensor<2x4x4x4xf32>, tensor<2x4x4x2xf32>, tensor<2x2x2xf32>, tensor<1x1x2x2x2xf32>, tensor<2x4x4x4xf32>) {
+  func.func @forward(%x: tensor<2x3x4x4xf32>) -> (tensor<2x4x4x4xf32>, tensor<2x4x4x2xf32>, tensor<2x2x2xf32>, tensor<1x1x2x2x2xf32>, tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32>) {
     %w = memopt.param "0.weight" : tensor<4x3x3x3xf32>
     %b = memopt.param "0.bias" : tensor<4xf32>
     %lw = memopt.param "1.weight" : tensor<2x8xf32>
@@ -38,6 +40,7 @@ module attributes {memopt.source = "@SOURCE@"} {
     %t2 = memopt.op "aten::reshape"(%t1) [#memopt.arg<0>, [1, 1, 2, 2, 2]] {overload = ""} : (tensor<1x1x2x8x2xf32>) -> tensor<1x1x2x2x2xf32>
     %p = memopt.op "aten::conv2d"(%x, %w, %b) [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, [1, 1], [1, 1], [1, 1], 1] {overload = ""} : (tensor<2x3x4x4xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x4x4xf32>
     %l2 = memopt.op "aten::reshape"(%l) [#memopt.arg<0>, [2, 4, 4, 2]] {overload = ""} : (tensor<2x4x4x2xf32>) -> tensor<2x4x4x2xf32>
-    return %y, %l2, %c1, %t2, %p : tensor<2x4x4x4xf32>, tensor<2x4x4x2xf32>, tensor<2x2x2xf32>, tensor<1x1x2x2x2xf32>, tensor<2x4x4x4xf32>
+    %m = memopt.op "aten::mul"(%y, %p) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor", saved_input = #memopt.compress<bit>} : (tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+    return %y, %l2, %c1, %t2, %p, %m : tensor<2x4x4x4xf32>, tensor<2x4x4x2xf32>, tensor<2x2x2xf32>, tensor<1x1x2x2x2xf32>, tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32>
   }
 }
