@@ -193,8 +193,8 @@ mlir::memopt::getOpMemoryEffects(TorchOp op,
       base = Value();
     fx.resultAliases.push_back(base);
   }
-  if (!anyGrad || !llvm::is_contained(row->grads, GradRule::New) &&
-                      !llvm::is_contained(row->grads, GradRule::Pass))
+  if (!anyGrad || (!llvm::is_contained(row->grads, GradRule::New) &&
+                   !llvm::is_contained(row->grads, GradRule::Pass)))
     return fx;
   fx.differentiable = true;
 
