@@ -110,12 +110,23 @@ void SchedulePrefetchPass::runOnOperation() {
   auto window = [&](unsigned i, unsigned j) {
     return regions[j].endTime - regions[i].endTime;
   };
-  unsigned offloading = 0;
+  unsigned offloading = llvm::count_if(
+      regions, [](const Region &r) { return r.offloadedBytes > 0; });
+  if (offloading == 0) {
+    func->removeAttr("memopt.prefetch_schedule");
+    return;
+  }
+  // Early prefetches hold their bytes from the trigger on: never let that
+  // raise the peak above prefetching each region at its own backward (every
+  // trigger is still its own region here).
+  auto predict = [&] { return TrainingMemoryModel(func).predictPeak(); };
+  writeTriggers(regions);
+  const int64_t lateOnly = predict();
+
   for (unsigned i = 0; i < regions.size(); ++i) {
     Region &r = regions[i];
     if (r.offloadedBytes == 0)
       continue;
-    ++offloading;
     for (unsigned j = i + 1; j < regions.size(); ++j) {
       if (!regions[j].nameable)
         continue;
@@ -125,41 +136,25 @@ void SchedulePrefetchPass::runOnOperation() {
     }
   }
   writeTriggers(regions);
-
-  // Early prefetches hold their bytes from the trigger on: never let that
-  // raise the peak above prefetching each region at its own backward.
-  auto predict = [&] { return TrainingMemoryModel(func).predictPeak(); };
   int64_t peak = predict();
-  if (llvm::any_of(regions, [](const Region &r) { return r.offloadedBytes; })) {
-    SmallVector<unsigned> chosen;
-    for (Region &r : regions)
-      chosen.push_back(r.trigger);
+  while (peak > lateOnly) {
+    // Move the farthest-reaching prefetch one nameable region closer.
+    unsigned farthest = ~0u;
+    unsigned reach = 0;
     for (unsigned i = 0; i < regions.size(); ++i)
-      regions[i].trigger = i;
+      if (regions[i].trigger > i && regions[i].trigger - i > reach) {
+        reach = regions[i].trigger - i;
+        farthest = i;
+      }
+    if (farthest == ~0u)
+      break;
+    Region &r = regions[farthest];
+    unsigned j = r.trigger - 1;
+    while (j > farthest && !regions[j].nameable)
+      --j;
+    r.trigger = j;
     writeTriggers(regions);
-    int64_t lateOnly = predict();
-    for (unsigned i = 0; i < regions.size(); ++i)
-      regions[i].trigger = chosen[i];
-    writeTriggers(regions);
-    while (peak > lateOnly) {
-      // Move the farthest-reaching prefetch one nameable region closer.
-      unsigned farthest = ~0u;
-      unsigned reach = 0;
-      for (unsigned i = 0; i < regions.size(); ++i)
-        if (regions[i].trigger > i && regions[i].trigger - i > reach) {
-          reach = regions[i].trigger - i;
-          farthest = i;
-        }
-      if (farthest == ~0u)
-        break;
-      Region &r = regions[farthest];
-      unsigned j = r.trigger - 1;
-      while (j > farthest && !regions[j].nameable)
-        --j;
-      r.trigger = j;
-      writeTriggers(regions);
-      peak = predict();
-    }
+    peak = predict();
   }
 
   unsigned early = 0;
@@ -171,10 +166,6 @@ void SchedulePrefetchPass::runOnOperation() {
     early += r.trigger != i;
     transfer += r.transfer;
     stall += std::max(0.0, r.transfer - window(i, r.trigger));
-  }
-  if (offloading == 0) {
-    func->removeAttr("memopt.prefetch_schedule");
-    return;
   }
   Builder b(&getContext());
   func->setAttr(
