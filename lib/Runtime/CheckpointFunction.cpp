@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackwardChecks.h"
 #include "CheckpointRegion.h"
 #include "CheckpointReplay.h"
 #include "CheckpointSaved.h"
@@ -73,10 +74,7 @@ struct CheckpointFunction
   }
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    // Inside backward, grad mode is on exactly when create_graph=True.
-    TORCH_CHECK(!at::GradMode::is_enabled(),
-                "memopt::checkpoint does not support double backward "
-                "(create_graph=True)");
+    refuseDoubleBackward("checkpoint");
     auto state = c10::static_intrusive_pointer_cast<CheckpointState>(
         ctx->saved_data.at(kStateKey).toCapsule());
     TORCH_CHECK(!state->released, "memopt::checkpoint(region '", state->name,

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackwardChecks.h"
 #include "PackedInputOps.h"
 #include "PackedInputSaved.h"
 
@@ -84,10 +85,7 @@ struct ConvPackedFunction
   }
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    // Inside backward, grad mode is on exactly when create_graph=True.
-    TORCH_CHECK(!at::GradMode::is_enabled(),
-                "memopt::conv_packed does not support double backward "
-                "(create_graph=True)");
+    refuseDoubleBackward("conv_packed");
     auto state = c10::static_intrusive_pointer_cast<ConvPackedState>(
         ctx->saved_data.at(kStateKey).toCapsule());
     variable_list saved = ctx->get_saved_variables();

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackwardChecks.h"
 #include "PackedInputOps.h"
 #include "PackedInputSaved.h"
 
@@ -190,9 +191,7 @@ struct LinearPackedFunction
   }
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    TORCH_CHECK(!at::GradMode::is_enabled(),
-                "memopt::linear_packed does not support double backward "
-                "(create_graph=True)");
+    refuseDoubleBackward("linear_packed");
     auto state = c10::static_intrusive_pointer_cast<LinearPackedState>(
         ctx->saved_data.at(kStateKey).toCapsule());
     variable_list saved = ctx->get_saved_variables();

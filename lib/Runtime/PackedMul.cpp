@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackwardChecks.h"
 #include "PackedInputSaved.h"
 
 #include <ATen/ATen.h>
@@ -31,7 +32,6 @@ constexpr const char *kLayoutKey = "memopt_mul_packed";
 
 struct MulLayout : torch::CustomClassHolder {
   PackedInputLayout layout;
-  bool packed = false;
 };
 
 void checkMulArgs(const at::Tensor &binary, const at::Tensor &other) {
@@ -49,10 +49,8 @@ struct MulPackedFunction : public torch::autograd::Function<MulPackedFunction> {
     auto state = c10::make_intrusive<MulLayout>();
     // Each factor is needed only for the other's gradient.
     at::Tensor payload, kept;
-    if (ctx->needs_input_grad(1)) {
+    if (ctx->needs_input_grad(1))
       payload = packInput(binary, kind, "mul_packed", state->layout);
-      state->packed = true;
-    }
     if (ctx->needs_input_grad(0))
       kept = other;
     at::Tensor output = at::mul(binary, other);
@@ -62,9 +60,7 @@ struct MulPackedFunction : public torch::autograd::Function<MulPackedFunction> {
   }
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    TORCH_CHECK(!at::GradMode::is_enabled(),
-                "memopt::mul_packed does not support double backward "
-                "(create_graph=True)");
+    refuseDoubleBackward("mul_packed");
     auto state = c10::static_intrusive_pointer_cast<MulLayout>(
         ctx->saved_data.at(kLayoutKey).toCapsule());
     variable_list saved = ctx->get_saved_variables();

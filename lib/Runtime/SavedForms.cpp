@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackwardChecks.h"
+
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -101,9 +103,7 @@ struct ReluMaskedFunction
   }
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    TORCH_CHECK(!at::GradMode::is_enabled(),
-                "memopt::relu_masked does not support double backward "
-                "(create_graph=True)");
+    refuseDoubleBackward("relu_masked");
     const at::Tensor &grad = grads[0];
     variable_list result(2);
     if (!grad.defined())
@@ -150,9 +150,7 @@ struct MaxPoolLeanFunction
   }
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    TORCH_CHECK(!at::GradMode::is_enabled(),
-                "memopt::max_pool2d_lean does not support double backward "
-                "(create_graph=True)");
+    refuseDoubleBackward("max_pool2d_lean");
     const at::Tensor &grad = grads[0];
     variable_list result(6);
     if (!grad.defined())
