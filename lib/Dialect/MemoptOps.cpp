@@ -100,6 +100,14 @@ LogicalResult TorchOp::verify() {
         return emitOpError("view of operand ")
                << index << " is out of range [-1, " << getNumOperands() << ")";
   }
+  // What saved_input and saved_form both need of the tensor they replace.
+  auto staticFloatOperand0 = [&] {
+    auto input = getNumOperands()
+                     ? dyn_cast<RankedTensorType>(getOperand(0).getType())
+                     : RankedTensorType();
+    return input && input.hasStaticShape() &&
+           isa<FloatType>(input.getElementType());
+  };
   if (auto saved = getSavedInputAttr()) {
     if (!llvm::is_contained(kPackedInputOperators, name))
       return emitOpError("saved_input is only supported on convolutions, "
@@ -110,11 +118,7 @@ LogicalResult TorchOp::verify() {
          getOperand(0).getType() != getOperand(1).getType()))
       return emitOpError("saved_input on aten::mul needs the Tensor overload "
                          "with two operands of the same type");
-    auto input = getNumOperands()
-                     ? dyn_cast<RankedTensorType>(getOperand(0).getType())
-                     : RankedTensorType();
-    if (!input || !input.hasStaticShape() ||
-        !isa<FloatType>(input.getElementType()))
+    if (!staticFloatOperand0())
       return emitOpError("saved_input needs a statically shaped floating-point "
                          "tensor as operand 0");
     if (saved.getKind() != CompressionKind::bit &&
@@ -133,11 +137,7 @@ LogicalResult TorchOp::verify() {
       return emitOpError("saved_form ")
              << form << " is not supported on '" << name << "' (mask: "
              << "aten::relu, aten::relu_; indices: aten::max_pool2d)";
-    auto input = getNumOperands()
-                     ? dyn_cast<RankedTensorType>(getOperand(0).getType())
-                     : RankedTensorType();
-    if (!input || !input.hasStaticShape() ||
-        !isa<FloatType>(input.getElementType()))
+    if (!staticFloatOperand0())
       return emitOpError("saved_form needs a statically shaped "
                          "floating-point tensor as operand 0");
   }
