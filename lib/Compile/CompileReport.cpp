@@ -235,7 +235,7 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
               {describeValue(input, names), "region " + info.label,
                stringifyOffloadKind(offload.getKind()).str(),
                "checkpoint-input", getDeviceBytes(input.getType()),
-               region.getPrefetchAt().value_or(region.getLabel()).str()});
+               region.getPrefetchTrigger().str()});
       }
       report.regions.push_back(std::move(info));
       return;

@@ -169,6 +169,11 @@ def Memopt_CheckpointOp : Memopt_Op<"checkpoint", [
   let extraClassDeclaration = [{
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
     ::mlir::LogicalResult verifyPrefetchAt();
+    /// The region whose backward start brings the offloaded inputs back:
+    /// `prefetch_at`, or this region itself.
+    ::llvm::StringRef getPrefetchTrigger() {
+      return getPrefetchAt().value_or(getLabel());
+    }
   }];
 }
 

@@ -33,7 +33,7 @@ static std::optional<std::string> policyText(Attribute policy,
     return "compress:" + stringifyCompressionKind(compress.getKind()).str();
   if (auto offload = dyn_cast<OffloadPolicyAttr>(policy))
     return "offload:" + stringifyOffloadKind(offload.getKind()).str() + "@" +
-           region.getPrefetchAt().value_or(region.getLabel()).str();
+           region.getPrefetchTrigger().str();
   return std::nullopt;
 }
 
