@@ -4,6 +4,7 @@ import pathlib
 import subprocess
 
 import pytest
+import torch
 
 from conftest import REPO, tool_path
 
@@ -100,6 +101,27 @@ def test_data_dependent_control_flow():
     result = run_import(INPUTS / "data_dependent_if.pt", "--input-shape", "x:2x3")
     assert_one_error_line(result, "prim::If condition depends on tensor data")
     assert "make_models.py:" in result.stderr
+
+
+class NoGradInForward(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.no_grad():
+            scale = x.abs().max()
+        return self.linear(x) / scale
+
+
+def test_with_block_is_refused_by_name(tmp_path):
+    # Running the context object at import used to crash the interpreter.
+    path = tmp_path / "no_grad.pt"
+    torch.jit.script(NoGradInForward()).save(str(path))
+    result = run_import(path, "--input-shape", "x:2x4")
+    assert_one_error_line(result, "'with' blocks are not supported")
+    assert "grad_mode.no_grad" in result.stderr
+    assert "test_import_errors.py:" in result.stderr
 
 
 def test_model_that_raises_for_the_shapes(tmp_path):

@@ -314,6 +314,29 @@ void GraphSpecializer::eraseDeadNodes() {
   }
 }
 
+/// A `with` block would change autograd state (torch.no_grad(),
+/// torch.enable_grad()) for the ops inside it; the dialect has no way to say
+/// so, and running its context object at import would crash the
+/// interpreter, so it is refused by name.
+static std::string rejectWithBlock(const Node *node) {
+  std::string context =
+      node->inputs().empty() ? "?" : node->input(0)->type()->str();
+  return "'with' blocks are not supported (context manager " + context +
+         "): a compiled training step cannot change autograd state inside "
+         "forward; move the block out of forward or compute it with "
+         "detach()";
+}
+
+/// prim::Enter carries no source range in TorchScript; the object it enters
+/// or the first statement of the block does.
+static const Node *locatedWithNode(const Node *node) {
+  const Node *object = node->inputs().empty() ? node : node->input(0)->node();
+  for (const Node *candidate : {node, object, (const Node *)node->next()})
+    if (!describeNode(candidate).empty())
+      return candidate;
+  return node;
+}
+
 SpecializedGraph GraphSpecializer::run() {
   bindInputs();
   Block *top = graph->block();
@@ -330,6 +353,8 @@ SpecializedGraph GraphSpecializer::run() {
       node = stepLoop(node);
       continue;
     }
+    if (node->kind() == c10::prim::Enter || node->kind() == c10::prim::Exit)
+      throw ImportError(rejectWithBlock(node), locatedWithNode(node));
     try {
       evaluator.evaluate(node);
     } catch (const ImportError &) {
