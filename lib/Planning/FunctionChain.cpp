@@ -11,6 +11,8 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -196,6 +198,69 @@ static std::vector<Cut> findCuts(Block &body, const OpOrder &order,
   return cuts;
 }
 
+/// Keeps the `maxSegments - 1` cuts whose crossing tensors are cheapest.
+static void keepCheapestCuts(std::vector<Cut> &cuts, unsigned maxSegments) {
+  std::vector<unsigned> byBytes(cuts.size());
+  for (unsigned i = 0; i < cuts.size(); ++i)
+    byBytes[i] = i;
+  std::stable_sort(byBytes.begin(), byBytes.end(), [&](unsigned a, unsigned b) {
+    return cuts[a].bytes < cuts[b].bytes;
+  });
+  byBytes.resize(maxSegments - 1);
+  std::sort(byBytes.begin(), byBytes.end());
+  std::vector<Cut> kept;
+  for (unsigned i : byBytes)
+    kept.push_back(std::move(cuts[i]));
+  cuts = std::move(kept);
+}
+
+/// Drops cuts until at most `maxSegments` segments remain, each time the
+/// cut between the two adjacent segments that keep the fewest bytes for
+/// backward together (`savedBefore[p]`: bytes kept by the ops before
+/// position p). Ties drop the cut whose crossing is dearer to keep.
+static void keepBalancedCuts(std::vector<Cut> &cuts,
+                             ArrayRef<int64_t> savedBefore,
+                             unsigned maxSegments) {
+  unsigned count = cuts.size();
+  std::vector<int> prev(count), next(count);
+  for (unsigned i = 0; i < count; ++i) {
+    prev[i] = int(i) - 1;
+    next[i] = i + 1 < count ? int(i) + 1 : -1;
+  }
+  auto span = [&](unsigned i) {
+    unsigned from = prev[i] < 0 ? 0 : cuts[prev[i]].position;
+    unsigned to = next[i] < 0 ? savedBefore.size() - 1 : cuts[next[i]].position;
+    return savedBefore[to] - savedBefore[from];
+  };
+  using Key = std::tuple<int64_t, int64_t, unsigned>;
+  std::set<Key> queue;
+  auto keyOf = [&](unsigned i) { return Key(span(i), -cuts[i].bytes, i); };
+  for (unsigned i = 0; i < count; ++i)
+    queue.insert(keyOf(i));
+  std::vector<bool> dropped(count, false);
+  for (unsigned alive = count; alive + 1 > maxSegments; --alive) {
+    unsigned i = std::get<2>(*queue.begin());
+    queue.erase(queue.begin());
+    dropped[i] = true;
+    int before = prev[i], after = next[i];
+    for (int neighbour : {before, after})
+      if (neighbour >= 0)
+        queue.erase(keyOf(neighbour));
+    if (before >= 0)
+      next[before] = after;
+    if (after >= 0)
+      prev[after] = before;
+    for (int neighbour : {before, after})
+      if (neighbour >= 0)
+        queue.insert(keyOf(neighbour));
+  }
+  std::vector<Cut> kept;
+  for (unsigned i = 0; i < count; ++i)
+    if (!dropped[i])
+      kept.push_back(std::move(cuts[i]));
+  cuts = std::move(kept);
+}
+
 static bool opInAnyModule(Operation *op, ArrayRef<std::string> paths) {
   return llvm::any_of(paths, [&](const std::string &path) {
     return locationInModule(op->getLoc(), path);
@@ -251,23 +316,21 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
                                                     : " (--no-checkpoint)");
 
   std::vector<Cut> cuts = findCuts(body, order, binary);
-  // Too many segments: keep the cuts with the smallest crossing bytes.
-  if (options.maxSegments > 1 && cuts.size() + 1 > options.maxSegments) {
-    std::vector<unsigned> byBytes(cuts.size());
-    for (unsigned i = 0; i < cuts.size(); ++i)
-      byBytes[i] = i;
-    std::stable_sort(
-        byBytes.begin(), byBytes.end(),
-        [&](unsigned a, unsigned b) { return cuts[a].bytes < cuts[b].bytes; });
-    byBytes.resize(options.maxSegments - 1);
-    std::sort(byBytes.begin(), byBytes.end());
-    std::vector<Cut> kept;
-    for (unsigned i : byBytes)
-      kept.push_back(std::move(cuts[i]));
-    cuts = std::move(kept);
+  bool coarsened =
+      options.maxSegments > 1 && cuts.size() + 1 > options.maxSegments;
+  if (coarsened && options.cutSelection == CutSelection::CheapestCrossing)
+    keepCheapestCuts(cuts, options.maxSegments);
+  if (coarsened && options.cutSelection == CutSelection::BalancedSaved) {
+    std::vector<int64_t> savedBefore(order.ops.size() + 1, 0);
+    for (unsigned i = 0; i < order.ops.size(); ++i)
+      savedBefore[i + 1] =
+          savedBefore[i] +
+          std::max<int64_t>(0, memory.getSavedBytes(order.ops[i]));
+    keepBalancedCuts(cuts, savedBefore, options.maxSegments);
   }
 
   FunctionChain chain;
+  chain.coarsened = coarsened;
   auto returned = body.getTerminator()->getOperands();
   unsigned segmentCount = cuts.size() + 1;
   // Segment of each top-level op (segmentCount for the terminator).

@@ -8,9 +8,11 @@
 #include "memopt/Planning/Budget.h"
 #include "memopt/Planning/ChainPlanner.h"
 #include "memopt/Planning/FunctionChain.h"
+#include "memopt/Planning/ModuleAlignment.h"
 #include "memopt/Planning/RegionOutlining.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/IR/Threading.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -18,6 +20,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <memory>
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -232,11 +235,23 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   FunctionChainOptions chainOptions;
   chainOptions.forceCheckpoint = options.checkpoint;
   chainOptions.forbidCheckpoint = options.noCheckpoint;
-  FailureOr<FunctionChain> chain =
-      buildFunctionChain(func, memory, cost, binary, chainOptions);
-  if (failed(chain))
-    return failure();
-  summary.stepSeconds = chain->stepSeconds;
+  // A long function keeps a bounded number of cuts. Which ones suit a model
+  // differs (cheap crossings for a spiking network's block boundaries,
+  // balanced segments for a MobileNetV2's full-resolution stem), so both
+  // chains are searched and their plans judged alike.
+  std::vector<std::unique_ptr<FunctionChain>> chains;
+  for (CutSelection selection :
+       {CutSelection::CheapestCrossing, CutSelection::BalancedSaved}) {
+    chainOptions.cutSelection = selection;
+    FailureOr<FunctionChain> chain =
+        buildFunctionChain(func, memory, cost, binary, chainOptions);
+    if (failed(chain))
+      return failure();
+    chains.push_back(std::make_unique<FunctionChain>(std::move(*chain)));
+    if (!chains.back()->coarsened)
+      break;
+  }
+  summary.stepSeconds = chains.front()->stepSeconds;
 
   ChainPlannerOptions plannerOptions;
   plannerOptions.allowCompress = true;
@@ -249,25 +264,25 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   // the training-memory model anyway).
   plannerOptions.retainedResolutionBytes =
       std::max<int64_t>(1, summary.baselinePeakBytes / 256);
-  auto planWithin = [&](int64_t chainBudget) {
-    ChainPlannerOptions within = plannerOptions;
-    within.budgetBytes = chainBudget;
-    return planChain(chain->segments, within);
-  };
 
   // The chain model approximates the training-memory model. Rather than
   // trusting its peaks, sweep chain budgets from "nothing recomputed" down to
   // its least-peak plan, and judge each optimal chain plan by the modelled
   // peak of the function it produces.
-  PlanApplier applier(func, *chain, options);
+  std::vector<std::unique_ptr<PlanApplier>> appliers;
+  for (const auto &chain : chains)
+    appliers.push_back(std::make_unique<PlanApplier>(func, *chain, options));
   struct Candidate {
+    unsigned chain;
     ChainPlan plan;
     int64_t peak;
   };
   std::vector<Candidate> candidates;
-  auto consider = [&](const ChainPlan &plan) -> LogicalResult {
+  std::string firstRefusal;
+  auto consider = [&](unsigned chain, const ChainPlan &plan) {
     for (const Candidate &known : candidates)
-      if (known.plan.groups.size() == plan.groups.size() &&
+      if (known.chain == chain &&
+          known.plan.groups.size() == plan.groups.size() &&
           std::equal(known.plan.groups.begin(), known.plan.groups.end(),
                      plan.groups.begin(),
                      [](const ChainGroup &a, const ChainGroup &b) {
@@ -275,37 +290,55 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
                               a.checkpointed == b.checkpointed &&
                               a.policy == b.policy;
                      }))
+        return;
+    // A plan the outliner refuses is no candidate (the chain model does not
+    // know every rule of regions); its message is kept in case none is left.
+    FailureOr<int64_t> peak;
+    {
+      ScopedDiagnosticHandler keep(func.getContext(), [&](Diagnostic &d) {
+        if (firstRefusal.empty())
+          firstRefusal = d.str();
         return success();
-    FailureOr<int64_t> peak = applier.predict(plan);
-    if (failed(peak))
-      return failure();
-    candidates.push_back({plan, *peak});
-    return success();
+      });
+      peak = appliers[chain]->predict(plan);
+    }
+    if (succeeded(peak))
+      candidates.push_back({chain, plan, *peak});
   };
-  ChainPlan leastPeak = planWithin(0); // infeasible: the least-peak plan
-  if (failed(consider(leastPeak)))
-    return failure();
-  int64_t chainBaseline = storedChainPeak(chain->segments, plannerOptions);
-  int64_t low = std::max<int64_t>(1, leastPeak.peakBytes);
-  constexpr int kSweep = 12;
-  std::vector<int64_t> chainBudgets;
-  for (int step = 0; step <= kSweep; ++step) {
-    double fraction = double(step) / kSweep;
-    chainBudgets.push_back(static_cast<int64_t>(
-        low * std::pow(double(std::max(chainBaseline, low)) / low, fraction)));
-  }
-  chainBudgets.push_back(INT64_MAX);
-  // Independent searches (most of the planning time): run them in parallel,
-  // consider their plans in order.
-  std::vector<ChainPlan> sweep(chainBudgets.size());
-  parallelFor(func.getContext(), 0, sweep.size(),
-              [&](size_t i) { sweep[i] = planWithin(chainBudgets[i]); });
-  for (size_t i = 0; i < sweep.size(); ++i) {
-    bool unbounded = i + 1 == sweep.size();
-    if ((unbounded || sweep[i].feasible) && failed(consider(sweep[i])))
-      return failure();
+  for (unsigned c = 0; c < chains.size(); ++c) {
+    const std::vector<ChainSegment> &segments = chains[c]->segments;
+    auto planWithin = [&](int64_t chainBudget) {
+      ChainPlannerOptions within = plannerOptions;
+      within.budgetBytes = chainBudget;
+      return planChain(segments, within);
+    };
+    ChainPlan leastPeak = planWithin(0); // infeasible: the least-peak plan
+    consider(c, leastPeak);
+    int64_t chainBaseline = storedChainPeak(segments, plannerOptions);
+    int64_t low = std::max<int64_t>(1, leastPeak.peakBytes);
+    constexpr int kSweep = 12;
+    std::vector<int64_t> chainBudgets;
+    for (int step = 0; step <= kSweep; ++step) {
+      double fraction = double(step) / kSweep;
+      chainBudgets.push_back(static_cast<int64_t>(
+          low *
+          std::pow(double(std::max(chainBaseline, low)) / low, fraction)));
+    }
+    chainBudgets.push_back(INT64_MAX);
+    // Independent searches (most of the planning time): run them in
+    // parallel, consider their plans in order.
+    std::vector<ChainPlan> sweep(chainBudgets.size());
+    parallelFor(func.getContext(), 0, sweep.size(),
+                [&](size_t i) { sweep[i] = planWithin(chainBudgets[i]); });
+    for (size_t i = 0; i < sweep.size(); ++i) {
+      bool unbounded = i + 1 == sweep.size();
+      if (unbounded || sweep[i].feasible)
+        consider(c, sweep[i]);
+    }
   }
 
+  if (candidates.empty())
+    return func.emitError("no plan could be outlined: ") << firstRefusal;
   const Candidate *leastPeakCandidate = nullptr;
   for (const Candidate &c : candidates)
     if (!leastPeakCandidate || c.peak < leastPeakCandidate->peak ||
@@ -337,7 +370,7 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
       best = leastPeakCandidate;
     }
   } else {
-    double allowed = getTimeBudgetFraction(preference) * chain->stepSeconds;
+    double allowed = getTimeBudgetFraction(preference) * summary.stepSeconds;
     for (const Candidate &c : candidates)
       if (c.plan.cost <= allowed &&
           (!best || c.peak < best->peak ||
@@ -346,7 +379,17 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
     if (!best) // only when forced regions alone exceed the allowance
       best = leastPeakCandidate;
   }
-  ChainPlan chosen = best->plan;
+  const FunctionChain &chain = *chains[best->chain];
+  PlanApplier &applier = *appliers[best->chain];
+  // Whole modules where that costs nothing, so that reports can name them.
+  ChainPlan chosen = alignRegionsToModules(
+      best->plan, chain.segments, ModuleSplitCounter(chain), plannerOptions,
+      AlignmentLimits{best->peak, best->plan.cost},
+      [&](const ChainPlan &plan) -> FailureOr<int64_t> {
+        ScopedDiagnosticHandler quiet(func.getContext(),
+                                      [](Diagnostic &) { return success(); });
+        return applier.predict(plan);
+      });
 
   if (failed(applier.apply(func, chosen)))
     return failure();
@@ -371,7 +414,7 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
       b.getNamedAttr("preference",
                      b.getStringAttr(budget ? StringRef("budget")
                                             : stringifyPreference(preference))),
-      b.getNamedAttr("segments", b.getI64IntegerAttr(chain->segments.size())),
+      b.getNamedAttr("segments", b.getI64IntegerAttr(chain.segments.size())),
   };
   func->setAttr("memopt.plan", b.getDictionaryAttr(fields));
   return summary;

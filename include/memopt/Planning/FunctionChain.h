@@ -52,6 +52,19 @@ struct FunctionChain {
   std::vector<SmallVector<Value>> crossing;
   /// Modelled forward + backward time of the whole step, in seconds.
   double stepSeconds = 0;
+  /// Some cuts were dropped to respect `maxSegments`.
+  bool coarsened = false;
+};
+
+/// Which cuts a long function keeps when it has too many.
+enum class CutSelection {
+  /// Those whose crossing tensors are cheapest to keep (binary ones at 1/32):
+  /// block boundaries of a spiking network, where spikes cross.
+  CheapestCrossing,
+  /// Those that split the heaviest stretches, by the bytes their ops keep
+  /// for backward: fine segments where activations are large (a MobileNetV2
+  /// stem at full resolution), coarse where they are small.
+  BalancedSaved,
 };
 
 struct FunctionChainOptions {
@@ -59,6 +72,7 @@ struct FunctionChainOptions {
   std::vector<std::string> forbidCheckpoint;
   /// Adjacent segments are merged until at most this many remain.
   unsigned maxSegments = 96;
+  CutSelection cutSelection = CutSelection::CheapestCrossing;
 };
 
 /// Builds the chain of `func`. Fails (with a diagnostic) when a path in

@@ -1,0 +1,62 @@
+//===- ModuleAlignment.h - region boundaries on module boundaries -*- C++
+//-*-===//
+//
+// A region that starts or ends inside a module (`layer1.1.bn1..layer2.0`)
+// is harder to read in a report than one made of whole modules (`layer1.1`).
+// After the planner has chosen, region boundaries move to module boundaries
+// where that costs nothing: no higher modelled peak, no more recompute time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_PLANNING_MODULEALIGNMENT_H
+#define MEMOPT_PLANNING_MODULEALIGNMENT_H
+
+#include "memopt/Planning/ChainPlanner.h"
+#include "memopt/Planning/FunctionChain.h"
+
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::memopt {
+
+/// Counts the modules a run of chain segments cuts through.
+class ModuleSplitCounter {
+public:
+  explicit ModuleSplitCounter(const FunctionChain &chain);
+
+  /// Modules (by path) that have computing ops both inside segments
+  /// [begin, end) and outside them, not counting those that contain the
+  /// whole run (`blocks` for `blocks.0..blocks.3`); 1 for a run that no
+  /// module path names.
+  unsigned countSplit(unsigned begin, unsigned end) const;
+
+  /// countSplit summed over the checkpointed groups of `groups`.
+  unsigned countSplit(const std::vector<ChainGroup> &groups) const;
+
+private:
+  /// Computing ops under each module path (every prefix of an op's path),
+  /// per segment and in total.
+  std::vector<llvm::StringMap<unsigned>> perSegment;
+  std::vector<unsigned> opsPerSegment;
+  llvm::StringMap<unsigned> total;
+};
+
+struct AlignmentLimits {
+  int64_t peakBytes = 0; // the plan's modelled peak: never exceeded
+  double cost = 0;       // the plan's recompute cost: never exceeded
+  unsigned window = 2;   // segments a boundary may move either way
+};
+
+/// `plan` with region boundaries moved, one region at a time, to where they
+/// split fewer modules, when the moved plan is valid, costs no more and
+/// `predictPeak` finds its peak no higher than `limits` (a failure: the
+/// moved plan cannot be built; it must not have reported anything).
+ChainPlan alignRegionsToModules(
+    const ChainPlan &plan, const std::vector<ChainSegment> &segments,
+    const ModuleSplitCounter &splits, const ChainPlannerOptions &options,
+    const AlignmentLimits &limits,
+    llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak);
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_PLANNING_MODULEALIGNMENT_H

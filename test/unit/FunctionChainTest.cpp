@@ -1,0 +1,269 @@
+//===- FunctionChainTest.cpp - which cuts a long function keeps ----------===//
+//
+// A function of 20 cheap linear layers (4x4) followed by 4 heavy ones
+// (512x512),
+// coarsened to 6 segments: the cheapest-crossing selection keeps cuts in the
+// cheap stretch and leaves the heavy ops in one segment; the balanced one
+// splits the heavy stretch, which is what recompute granularity needs.
+// Then region boundaries moved onto module boundaries (ModuleAlignment).
+//
+//===----------------------------------------------------------------------===//
+#include "memopt/Planning/FunctionChain.h"
+#include "memopt/Analysis/BinaryValueAnalysis.h"
+#include "memopt/Analysis/CostModel.h"
+#include "memopt/Analysis/TrainingMemoryModel.h"
+#include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Planning/ModuleAlignment.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+namespace {
+
+constexpr int kCheapOps = 20, kHeavyOps = 4;
+
+/// A linear layer of its own weight (so that autograd saves its input).
+std::string linear(const std::string &result, const std::string &input,
+                   const std::string &type, const std::string &weightType,
+                   int line) {
+  std::string n = std::to_string(line);
+  std::string loc = " loc(\"fc" + n + "\"(\"m.py\":" + n + ":1))\n";
+  return "  %w" + result.substr(1) + " = memopt.param \"fc" + n +
+         ".weight\" : " + weightType + loc + "  " + result +
+         " = memopt.op \"aten::linear\"(" + input + ", %w" + result.substr(1) +
+         ") [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = \"\"} : "
+         "(" +
+         type + ", " + weightType + ") -> " + type + loc;
+}
+
+std::string makeFunction() {
+  const std::string cheap = "tensor<4x4xf32>", heavy = "tensor<512x512xf32>";
+  std::string text = "func.func @f(%y: " + cheap + ", %x: " + heavy + ") -> (" +
+                     cheap + ", " + heavy + ") {\n";
+  std::string last = "%y";
+  for (int i = 0; i < kCheapOps; ++i) {
+    std::string next = "%c" + std::to_string(i);
+    text += linear(next, last, cheap, "tensor<4x4xf32>", i);
+    last = next;
+  }
+  std::string cheapLast = last;
+  last = "%x";
+  for (int i = 0; i < kHeavyOps; ++i) {
+    std::string next = "%h" + std::to_string(i);
+    text += linear(next, last, heavy, "tensor<512x512xf32>", kCheapOps + i);
+    last = next;
+  }
+  return text + "  return " + cheapLast + ", " + last + " : " + cheap + ", " +
+         heavy + "\n}\n";
+}
+
+class FunctionChainTest : public ::testing::Test {
+protected:
+  FunctionChainTest() {
+    context.loadDialect<MemoptDialect, func::FuncDialect>();
+    module = parseSourceString<ModuleOp>(makeFunction(), &context);
+  }
+
+  FunctionChain build(CutSelection selection, unsigned maxSegments) {
+    auto func = cast<func::FuncOp>(module->getBody()->front());
+    TrainingMemoryModel memory(func);
+    CostModel cost(func);
+    BinaryValueAnalysis binary(func);
+    FunctionChainOptions options;
+    options.maxSegments = maxSegments;
+    options.cutSelection = selection;
+    FailureOr<FunctionChain> chain =
+        buildFunctionChain(func, memory, cost, binary, options);
+    EXPECT_TRUE(succeeded(chain));
+    return std::move(*chain);
+  }
+
+  /// How many segments hold a heavy linear layer.
+  static unsigned heavySegments(const FunctionChain &chain) {
+    std::set<unsigned> segments;
+    for (unsigned s = 0; s < chain.ops.size(); ++s)
+      for (Operation *op : chain.ops[s])
+        if (isa<TorchOp>(op) &&
+            cast<ShapedType>(op->getResult(0).getType()).getDimSize(0) == 512)
+          segments.insert(s);
+    return segments.size();
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+};
+
+TEST_F(FunctionChainTest, ShortFunctionsAreNotCoarsened) {
+  ASSERT_TRUE(module);
+  for (CutSelection selection :
+       {CutSelection::CheapestCrossing, CutSelection::BalancedSaved}) {
+    FunctionChain chain = build(selection, 96);
+    EXPECT_FALSE(chain.coarsened);
+    EXPECT_GE(chain.segments.size(), unsigned(kCheapOps + kHeavyOps));
+    EXPECT_EQ(heavySegments(chain), unsigned(kHeavyOps));
+  }
+}
+
+TEST_F(FunctionChainTest, CheapestCrossingKeepsCutsWhereLittleCrosses) {
+  ASSERT_TRUE(module);
+  FunctionChain chain = build(CutSelection::CheapestCrossing, 6);
+  EXPECT_TRUE(chain.coarsened);
+  EXPECT_EQ(chain.segments.size(), 6u);
+  EXPECT_EQ(heavySegments(chain), 1u);
+}
+
+TEST_F(FunctionChainTest, BalancedSavedSplitsTheHeavyStretch) {
+  ASSERT_TRUE(module);
+  FunctionChain chain = build(CutSelection::BalancedSaved, 6);
+  EXPECT_TRUE(chain.coarsened);
+  EXPECT_EQ(chain.segments.size(), 6u);
+  // Every heavy layer alone; the twenty cheap ones share what is left.
+  EXPECT_EQ(heavySegments(chain), unsigned(kHeavyOps));
+}
+
+/// Four blocks of a linear layer (`blocks.i.fc`) then a tanh (`blocks.i.act`).
+std::string makeBlocks() {
+  const std::string type = "tensor<256x256xf32>";
+  std::string text = "func.func @f(%x: " + type + ") -> " + type + " {\n",
+              last = "%x";
+  for (int i = 0; i < 4; ++i) {
+    std::string n = std::to_string(i);
+    auto loc = [&](const std::string &name) {
+      return " loc(\"blocks." + n + "." + name + "\"(\"m.py\":" + n + ":1))\n";
+    };
+    text += "  %w" + n + " = memopt.param \"blocks." + n +
+            ".fc.weight\" : " + type + loc("fc");
+    text += "  %h" + n + " = memopt.op \"aten::linear\"(" + last + ", %w" + n +
+            ") [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = "
+            "\"\"} : (" +
+            type + ", " + type + ") -> " + type + loc("fc");
+    text += "  %a" + n + " = memopt.op \"aten::tanh\"(%h" + n +
+            ") [#memopt.arg<0>] {overload = \"\"} : (" + type + ") -> " + type +
+            loc("act");
+    last = "%a" + n;
+  }
+  return text + "  return " + last + " : " + type + "\n}\n";
+}
+
+class ModuleAlignmentTest : public ::testing::Test {
+protected:
+  ModuleAlignmentTest() {
+    context.loadDialect<MemoptDialect, func::FuncDialect>();
+    module = parseSourceString<ModuleOp>(makeBlocks(), &context);
+    auto func = cast<func::FuncOp>(module->getBody()->front());
+    TrainingMemoryModel memory(func);
+    CostModel cost(func);
+    BinaryValueAnalysis binary(func);
+    chain = std::move(*buildFunctionChain(func, memory, cost, binary, {}));
+  }
+
+  /// The segment holding the op at `modulePath`.
+  unsigned segmentOf(StringRef modulePath) {
+    for (unsigned s = 0; s < chain.ops.size(); ++s)
+      for (Operation *op : chain.ops[s])
+        if (isa<TorchOp>(op) && getModulePath(op) == modulePath)
+          return s;
+    ADD_FAILURE() << "no op of " << modulePath.str();
+    return 0;
+  }
+
+  /// One region over segments [begin, end), single unstored segments around.
+  ChainPlan planWithRegion(unsigned begin, unsigned end) {
+    ChainPlan plan;
+    for (unsigned s = 0; s < begin; ++s)
+      plan.groups.push_back({s, s + 1, false, InputPolicy::Keep});
+    plan.groups.push_back({begin, end, true, InputPolicy::Keep});
+    for (unsigned s = end; s < chain.segments.size(); ++s)
+      plan.groups.push_back({s, s + 1, false, InputPolicy::Keep});
+    plan.cost = evaluateChainPlan(chain.segments, plan.groups, {}).cost;
+    return plan;
+  }
+
+  static const ChainGroup &region(const ChainPlan &plan) {
+    return *llvm::find_if(plan.groups,
+                          [](const ChainGroup &g) { return g.checkpointed; });
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  FunctionChain chain;
+};
+
+TEST_F(ModuleAlignmentTest, CountsModulesARunCutsThrough) {
+  ASSERT_TRUE(module);
+  ModuleSplitCounter splits(chain);
+  unsigned fc1 = segmentOf("blocks.1.fc"), act1 = segmentOf("blocks.1.act");
+  EXPECT_EQ(splits.countSplit(fc1, act1 + 1), 0u); // blocks.1 whole
+  EXPECT_EQ(splits.countSplit(fc1, fc1 + 1), 0u);  // inside blocks.1 only
+  // blocks.0.act .. blocks.1.fc cuts through blocks.0 and blocks.1.
+  EXPECT_EQ(splits.countSplit(segmentOf("blocks.0.act"), fc1 + 1), 2u);
+  EXPECT_EQ(splits.countSplit(0, chain.segments.size()), 0u);
+}
+
+TEST_F(ModuleAlignmentTest, MovesARegionOntoWholeModulesWhenFree) {
+  ASSERT_TRUE(module);
+  ModuleSplitCounter splits(chain);
+  ChainPlan plan =
+      planWithRegion(segmentOf("blocks.0.act"), segmentOf("blocks.1.fc") + 1);
+  ASSERT_EQ(splits.countSplit(plan.groups), 2u);
+  unsigned predictions = 0;
+  ChainPlan aligned = alignRegionsToModules(
+      plan, chain.segments, splits, {}, AlignmentLimits{1000, plan.cost},
+      [&](const ChainPlan &candidate) -> FailureOr<int64_t> {
+        ++predictions;
+        EXPECT_LE(candidate.cost, plan.cost * (1 + 1e-9));
+        return 1000;
+      });
+  EXPECT_EQ(splits.countSplit(aligned.groups), 0u);
+  EXPECT_EQ(predictions, 1u);
+}
+
+TEST_F(ModuleAlignmentTest, KeepsTheRegionWhenMovingRaisesThePeak) {
+  ASSERT_TRUE(module);
+  ModuleSplitCounter splits(chain);
+  ChainPlan plan =
+      planWithRegion(segmentOf("blocks.0.act"), segmentOf("blocks.1.fc") + 1);
+  auto higher = [](const ChainPlan &) -> FailureOr<int64_t> { return 1001; };
+  auto unbuildable = [](const ChainPlan &) -> FailureOr<int64_t> {
+    return failure();
+  };
+  for (auto predict :
+       {llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)>(higher),
+        llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)>(
+            unbuildable)}) {
+    ChainPlan kept =
+        alignRegionsToModules(plan, chain.segments, splits, {},
+                              AlignmentLimits{1000, plan.cost}, predict);
+    EXPECT_EQ(region(kept).begin, region(plan).begin);
+    EXPECT_EQ(region(kept).end, region(plan).end);
+  }
+}
+
+TEST_F(ModuleAlignmentTest, NeverSpendsMoreRecomputeTime) {
+  ASSERT_TRUE(module);
+  ModuleSplitCounter splits(chain);
+  ChainPlan plan =
+      planWithRegion(segmentOf("blocks.0.act"), segmentOf("blocks.1.fc") + 1);
+  // Every other region recomputes something: none fits in no time at all.
+  unsigned predictions = 0;
+  ChainPlan kept = alignRegionsToModules(
+      plan, chain.segments, splits, {}, AlignmentLimits{1000, 0.0},
+      [&](const ChainPlan &) -> FailureOr<int64_t> {
+        ++predictions;
+        return 1000;
+      });
+  EXPECT_EQ(predictions, 0u);
+  EXPECT_EQ(region(kept).begin, region(plan).begin);
+  EXPECT_EQ(region(kept).end, region(plan).end);
+}
+
+} // namespace
