@@ -352,7 +352,10 @@ class Bench:
             wall, total = e.get("wall_s"), t.get("total_s")
             status = "" if "error" not in e else (
                 " (infeasible)" if e.get("infeasible") else " (failed)")
-            ok = "yes" if isinstance(total, (int, float)) and \
+            # An infeasible budget exits before planning finishes: no time
+            # to judge (its outside wall is still shown).
+            ok = "-" if e.get("infeasible") else \
+                "yes" if isinstance(total, (int, float)) and \
                 total < COMPILE_SECONDS else "MISSED"
             lines.append(f"| {e['model']} | {e['label']}{status} | {f('import_s')} | "
                          f"{f('plan_s')} | {f('export_s')} | {f('total_s')} | {ok} | "

@@ -8,7 +8,7 @@
 #include "memopt/Planning/Budget.h"
 #include "memopt/Planning/ChainPlanner.h"
 #include "memopt/Planning/FunctionChain.h"
-#include "memopt/Planning/ModuleAlignment.h"
+#include "memopt/Planning/PlanRefinement.h"
 #include "memopt/Planning/RegionOutlining.h"
 
 #include "mlir/IR/Builders.h"
@@ -139,10 +139,12 @@ private:
       size_t next = path.find('.', label.size() + 1);
       return next == std::string::npos ? path : path.substr(0, next);
     };
+    // Ops of the model's own forward (no module path) name nothing.
     SmallVector<Operation *> computing;
     for (Operation *op : members)
-      if (op->getNumResults() == 0 ||
-          !llvm::all_of(op->getResults(), isFreeValue))
+      if ((op->getNumResults() == 0 ||
+           !llvm::all_of(op->getResults(), isFreeValue)) &&
+          !getModulePath(op).empty())
         computing.push_back(op);
     if (computing.empty())
       return label;
@@ -381,15 +383,17 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   }
   const FunctionChain &chain = *chains[best->chain];
   PlanApplier &applier = *appliers[best->chain];
+  auto predictQuietly = [&](const ChainPlan &plan) -> FailureOr<int64_t> {
+    ScopedDiagnosticHandler quiet(func.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    return applier.predict(plan);
+  };
   // Whole modules where that costs nothing, so that reports can name them.
   ChainPlan chosen = alignRegionsToModules(
       best->plan, chain.segments, ModuleSplitCounter(chain), plannerOptions,
-      AlignmentLimits{best->peak, best->plan.cost},
-      [&](const ChainPlan &plan) -> FailureOr<int64_t> {
-        ScopedDiagnosticHandler quiet(func.getContext(),
-                                      [](Diagnostic &) { return success(); });
-        return applier.predict(plan);
-      });
+      AlignmentLimits{best->peak, best->plan.cost}, predictQuietly);
+  chosen = dropIdleRegions(chosen, chain.segments, plannerOptions, best->peak,
+                           predictQuietly);
 
   if (failed(applier.apply(func, chosen)))
     return failure();

@@ -5,7 +5,7 @@
 // coarsened to 6 segments: the cheapest-crossing selection keeps cuts in the
 // cheap stretch and leaves the heavy ops in one segment; the balanced one
 // splits the heavy stretch, which is what recompute granularity needs.
-// Then region boundaries moved onto module boundaries (ModuleAlignment).
+// Then the refinements of a chosen plan (PlanRefinement).
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Planning/FunctionChain.h"
@@ -13,7 +13,7 @@
 #include "memopt/Analysis/CostModel.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptOps.h"
-#include "memopt/Planning/ModuleAlignment.h"
+#include "memopt/Planning/PlanRefinement.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -264,6 +264,27 @@ TEST_F(ModuleAlignmentTest, NeverSpendsMoreRecomputeTime) {
   EXPECT_EQ(predictions, 0u);
   EXPECT_EQ(region(kept).begin, region(plan).begin);
   EXPECT_EQ(region(kept).end, region(plan).end);
+}
+
+TEST_F(ModuleAlignmentTest, DropsRegionsThatLowerNoPeak) {
+  ASSERT_TRUE(module);
+  ChainPlan plan =
+      planWithRegion(segmentOf("blocks.1.fc"), segmentOf("blocks.1.act") + 1);
+  auto regions = [](const ChainPlan &p) {
+    return llvm::count_if(p.groups,
+                          [](const ChainGroup &g) { return g.checkpointed; });
+  };
+  auto same = [](const ChainPlan &) -> FailureOr<int64_t> { return 1000; };
+  auto higher = [](const ChainPlan &) -> FailureOr<int64_t> { return 1001; };
+  ChainPlan dropped = dropIdleRegions(plan, chain.segments, {}, 1000, same);
+  EXPECT_EQ(regions(dropped), 0);
+  EXPECT_LT(dropped.cost, plan.cost);
+  EXPECT_EQ(regions(dropIdleRegions(plan, chain.segments, {}, 1000, higher)),
+            1);
+  // --checkpoint blocks.1: the region stays whatever the peak.
+  std::vector<ChainSegment> forced = chain.segments;
+  forced[segmentOf("blocks.1.fc")].forceCheckpoint = true;
+  EXPECT_EQ(regions(dropIdleRegions(plan, forced, {}, 1000, same)), 1);
 }
 
 } // namespace

@@ -1,14 +1,16 @@
-//===- ModuleAlignment.h - region boundaries on module boundaries -*- C++
-//-*-===//
+//===- PlanRefinement.h - whole modules, no idle regions --------*- C++ -*-===//
 //
-// A region that starts or ends inside a module (`layer1.1.bn1..layer2.0`)
-// is harder to read in a report than one made of whole modules (`layer1.1`).
-// After the planner has chosen, region boundaries move to module boundaries
-// where that costs nothing: no higher modelled peak, no more recompute time.
+// Two refinements of a chosen plan, judged by the training-memory model:
+// - a region that starts or ends inside a module (`layer1.1.bn1..layer2.0`)
+//   is harder to read in a report than one of whole modules (`layer1.1`), so
+//   region boundaries move onto module boundaries where that costs nothing
+//   (no higher modelled peak, no more recompute time);
+// - a region whose removal leaves the modelled peak where it is costs time
+//   for nothing (the chain model only approximates), so it is dropped.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MEMOPT_PLANNING_MODULEALIGNMENT_H
-#define MEMOPT_PLANNING_MODULEALIGNMENT_H
+#ifndef MEMOPT_PLANNING_PLANREFINEMENT_H
+#define MEMOPT_PLANNING_PLANREFINEMENT_H
 
 #include "memopt/Planning/ChainPlanner.h"
 #include "memopt/Planning/FunctionChain.h"
@@ -57,6 +59,13 @@ ChainPlan alignRegionsToModules(
     const AlignmentLimits &limits,
     llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak);
 
+/// `plan` without the regions whose removal leaves `predictPeak` at or below
+/// `peak`. Regions the chain model needs (forced by --checkpoint) stay.
+ChainPlan dropIdleRegions(
+    ChainPlan plan, const std::vector<ChainSegment> &segments,
+    const ChainPlannerOptions &options, int64_t peak,
+    llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak);
+
 } // namespace mlir::memopt
 
-#endif // MEMOPT_PLANNING_MODULEALIGNMENT_H
+#endif // MEMOPT_PLANNING_PLANREFINEMENT_H

@@ -1,5 +1,5 @@
-//===- ModuleAlignment.cpp - region boundaries on module boundaries ------===//
-#include "memopt/Planning/ModuleAlignment.h"
+//===- PlanRefinement.cpp - whole modules, no idle regions ----------------===//
+#include "memopt/Planning/PlanRefinement.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -161,4 +161,28 @@ ChainPlan mlir::memopt::alignRegionsToModules(
     }
   }
   return current;
+}
+
+ChainPlan mlir::memopt::dropIdleRegions(
+    ChainPlan plan, const std::vector<ChainSegment> &segments,
+    const ChainPlannerOptions &options, int64_t peak,
+    llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak) {
+  for (unsigned g = 0; g < plan.groups.size(); ++g) {
+    if (!plan.groups[g].checkpointed)
+      continue;
+    ChainPlan without = plan;
+    without.groups[g].checkpointed = false;
+    without.groups[g].policy = InputPolicy::Keep;
+    ChainPlanEvaluation evaluation =
+        evaluateChainPlan(segments, without.groups, options);
+    if (!evaluation.valid)
+      continue;
+    FailureOr<int64_t> withoutPeak = predictPeak(without);
+    if (failed(withoutPeak) || *withoutPeak > peak)
+      continue;
+    without.cost = evaluation.cost;
+    without.peakBytes = *withoutPeak;
+    plan = std::move(without);
+  }
+  return plan;
 }
