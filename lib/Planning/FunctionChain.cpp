@@ -56,6 +56,10 @@ bool mlir::memopt::isFreeValue(Value value) {
          llvm::all_of(op.getOperands(), isFreeValue);
 }
 
+bool mlir::memopt::definesOnlyFreeValues(Operation *op) {
+  return op->getNumResults() > 0 && llvm::all_of(op->getResults(), isFreeValue);
+}
+
 std::string mlir::memopt::getModulePath(Operation *op) {
   Location loc = op->getLoc();
   while (true) {
@@ -272,7 +276,7 @@ std::string mlir::memopt::getRegionLabel(ArrayRef<Operation *> ops) {
   std::string first, last;
   for (Operation *op : ops) {
     // Parameter reads are named after the parameter, not the module.
-    if (op->getNumResults() > 0 && llvm::all_of(op->getResults(), isFreeValue))
+    if (definesOnlyFreeValues(op))
       continue;
     std::string path = getModulePath(op);
     if (path.empty())

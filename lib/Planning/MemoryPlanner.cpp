@@ -127,9 +127,7 @@ private:
       return label;
     llvm::SmallPtrSet<Operation *, 32> inside(members.begin(), members.end());
     bool whole = llvm::none_of(body, [&](Operation &op) {
-      return !inside.contains(&op) &&
-             !(op.getNumResults() > 0 &&
-               llvm::all_of(op.getResults(), isFreeValue)) &&
+      return !inside.contains(&op) && !definesOnlyFreeValues(&op) &&
              locationInModule(op.getLoc(), label);
     });
     if (whole)
@@ -142,9 +140,7 @@ private:
     // Ops of the model's own forward (no module path) name nothing.
     SmallVector<Operation *> computing;
     for (Operation *op : members)
-      if ((op->getNumResults() == 0 ||
-           !llvm::all_of(op->getResults(), isFreeValue)) &&
-          !getModulePath(op).empty())
+      if (!definesOnlyFreeValues(op) && !getModulePath(op).empty())
         computing.push_back(op);
     if (computing.empty())
       return label;
@@ -192,8 +188,7 @@ private:
       ops.push_back(&op);
     // Users before definitions, so chains of free ops go at once.
     for (Operation *op : llvm::reverse(ops))
-      if (op->use_empty() && op->getNumResults() > 0 &&
-          llvm::all_of(op->getResults(), isFreeValue))
+      if (op->use_empty() && definesOnlyFreeValues(op))
         op->erase();
   }
 

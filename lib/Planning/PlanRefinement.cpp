@@ -10,18 +10,12 @@
 using namespace mlir;
 using namespace mlir::memopt;
 
-/// Ops that compute something (not parameter reads and what is derived from
-/// parameters alone): only they say which module a region covers.
-static bool isComputing(Operation *op) {
-  return op->getNumResults() == 0 ||
-         !llvm::all_of(op->getResults(), isFreeValue);
-}
-
 ModuleSplitCounter::ModuleSplitCounter(const FunctionChain &chain)
     : perSegment(chain.ops.size()), opsPerSegment(chain.ops.size(), 0) {
   for (unsigned s = 0; s < chain.ops.size(); ++s)
     for (Operation *op : chain.ops[s]) {
-      if (!isComputing(op))
+      // Parameter reads say nothing about which module a region covers.
+      if (definesOnlyFreeValues(op))
         continue;
       ++opsPerSegment[s];
       std::string path = getModulePath(op);

@@ -10,10 +10,6 @@
 using namespace mlir;
 using namespace mlir::memopt;
 
-static bool definesOnlyFreeValues(Operation *op) {
-  return op->getNumResults() > 0 && llvm::all_of(op->getResults(), isFreeValue);
-}
-
 /// The function arguments free `value` is computed from: they enter the
 /// region as inputs (they are resident, so keeping them costs nothing).
 static void collectArguments(Value value, llvm::SetVector<Value> &inputs) {

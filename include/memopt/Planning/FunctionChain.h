@@ -37,6 +37,11 @@ class TrainingMemoryModel;
 /// parameters, buffers, attributes and functional ops of such values.
 bool isFreeValue(Value value);
 
+/// True for ops with results that are all free values (parameter reads and
+/// what is derived from them alone): they compute no activation, so they
+/// name no module and a region clones them instead of recomputing them.
+bool definesOnlyFreeValues(Operation *op);
+
 /// The module path an op belongs to (from its NameLoc), or "".
 std::string getModulePath(Operation *op);
 
