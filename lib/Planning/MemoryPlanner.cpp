@@ -1,5 +1,6 @@
 //===- MemoryPlanner.cpp - checkpoint regions under a budget --------------===//
 #include "memopt/Planning/MemoryPlanner.h"
+#include "PlanApplier.h"
 #include "memopt/Analysis/BinaryValueAnalysis.h"
 #include "memopt/Analysis/CostModel.h"
 #include "memopt/Analysis/TensorBytes.h"
@@ -8,6 +9,7 @@
 #include "memopt/Planning/Budget.h"
 #include "memopt/Planning/ChainPlanner.h"
 #include "memopt/Planning/FunctionChain.h"
+#include "memopt/Planning/NestedRegions.h"
 #include "memopt/Planning/PlanRefinement.h"
 #include "memopt/Planning/RegionOutlining.h"
 
@@ -64,149 +66,6 @@ double mlir::memopt::getTimeBudgetFraction(Preference preference) {
   return 0.12;
 }
 
-namespace {
-/// Applies chain plans to a function (or a scratch copy of it).
-class PlanApplier {
-public:
-  PlanApplier(func::FuncOp func, const FunctionChain &chain,
-              const MemoryPlanOptions &options)
-      : func(func), chain(chain), options(options) {
-    unsigned next = 0;
-    for (Operation &op : func.getBody().front().without_terminator())
-      index[&op] = next++;
-  }
-
-  /// Modelled peak of `func` with `plan` applied (on a scratch copy).
-  FailureOr<int64_t> predict(const ChainPlan &plan) {
-    OwningOpRef<func::FuncOp> copy(func.clone());
-    if (failed(apply(*copy, plan)))
-      return failure();
-    return TrainingMemoryModel(*copy).predictPeak();
-  }
-
-  LogicalResult apply(func::FuncOp target, const ChainPlan &plan) {
-    std::vector<Operation *> ops;
-    for (Operation &op : target.getBody().front().without_terminator())
-      ops.push_back(&op);
-    BinaryValueAnalysis binary(target, options.assumeBinary);
-    for (const ChainGroup &group : llvm::reverse(plan.groups)) {
-      if (!group.checkpointed)
-        continue;
-      SmallVector<Operation *> members;
-      for (unsigned k = group.begin; k < group.end; ++k)
-        for (Operation *op : chain.ops[k])
-          members.push_back(ops[index.lookup(op)]);
-      auto policyFor = [&](Value input) -> Attribute {
-        MLIRContext *context = target.getContext();
-        // Function inputs, parameters and buffers stay resident anyway.
-        bool activation =
-            isa<TensorType>(input.getType()) && !isFreeValue(input);
-        if (activation && group.policy == InputPolicy::Compress &&
-            binary.isBinary(input) && isCompressibleTensor(input.getType()))
-          return CompressPolicyAttr::get(context, CompressionKind::bit);
-        if (activation && group.policy == InputPolicy::Offload)
-          return OffloadPolicyAttr::get(context, OffloadKind::host);
-        return KeepPolicyAttr::get(context);
-      };
-      FailureOr<CheckpointOp> region = outlineCheckpointRegion(
-          members, labelFor(members, target.getBody().front()), policyFor);
-      if (failed(region))
-        return failure();
-      annotate(*region, group);
-    }
-    eraseUnusedFreeOps(target);
-    return success();
-  }
-
-private:
-  /// The module path of `members` when they are all of that module, else
-  /// the range of its submodules they cover ("blocks.0..blocks.3").
-  static std::string labelFor(ArrayRef<Operation *> members, Block &body) {
-    std::string label = getRegionLabel(members);
-    if (label.find("..") != std::string::npos)
-      return label;
-    llvm::SmallPtrSet<Operation *, 32> inside(members.begin(), members.end());
-    bool whole = llvm::none_of(body, [&](Operation &op) {
-      return !inside.contains(&op) && !definesOnlyFreeValues(&op) &&
-             locationInModule(op.getLoc(), label);
-    });
-    if (whole)
-      return label;
-    auto child = [&](Operation *op) {
-      std::string path = getModulePath(op);
-      size_t next = path.find('.', label.size() + 1);
-      return next == std::string::npos ? path : path.substr(0, next);
-    };
-    // Ops of the model's own forward (no module path) name nothing.
-    SmallVector<Operation *> computing;
-    for (Operation *op : members)
-      if (!definesOnlyFreeValues(op) && !getModulePath(op).empty())
-        computing.push_back(op);
-    if (computing.empty())
-      return label;
-    std::string first = child(computing.front()),
-                last = child(computing.back());
-    return first == last ? first : first + ".." + last;
-  }
-
-  void annotate(CheckpointOp region, const ChainGroup &group) {
-    const ChainSegment &head = chain.segments[group.begin];
-    int64_t stored = head.savedInputBytes;
-    double seconds = 0;
-    bool forced = false;
-    for (unsigned k = group.begin; k < group.end; ++k) {
-      const ChainSegment &segment = chain.segments[k];
-      stored += segment.savedBytes + segment.savedOutputBytes;
-      if (k > group.begin)
-        stored += segment.savedInputBytes - segment.sharedBoundaryBytes;
-      seconds += segment.forwardCost;
-      forced |= segment.forceCheckpoint;
-    }
-    int64_t retained = head.inputBytes;
-    StringRef how = "its input kept";
-    if (group.policy == InputPolicy::Compress) {
-      retained = head.packedInputBytes.value_or(head.inputBytes);
-      how = "its binary input packed to 1 bit per value";
-    } else if (group.policy == InputPolicy::Offload) {
-      retained = 0;
-      how = "its input offloaded to host memory";
-    }
-    int64_t avoided = std::max<int64_t>(0, stored - retained);
-    std::string reason;
-    llvm::raw_string_ostream os(reason);
-    os << (forced ? "forced by --checkpoint; " : "") << "recomputing "
-       << llvm::format("%.3f", seconds * 1e3) << " ms in backward frees "
-       << llvm::format("%.2f", avoided / 1048576.0) << " MiB, with " << how;
-    Builder b(region.getContext());
-    region->setAttr("memopt.reason", b.getStringAttr(os.str()));
-    region->setAttr("memopt.saved_bytes_avoided", b.getI64IntegerAttr(avoided));
-  }
-
-  static void eraseUnusedFreeOps(func::FuncOp target) {
-    SmallVector<Operation *> ops;
-    for (Operation &op : target.getBody().front().without_terminator())
-      ops.push_back(&op);
-    // Users before definitions, so chains of free ops go at once.
-    for (Operation *op : llvm::reverse(ops))
-      if (op->use_empty() && definesOnlyFreeValues(op))
-        op->erase();
-  }
-
-  func::FuncOp func;
-  const FunctionChain &chain;
-  const MemoryPlanOptions &options;
-  DenseMap<Operation *, unsigned> index;
-};
-} // namespace
-
-/// The chain-model peak when nothing is checkpointed.
-static int64_t storedChainPeak(const std::vector<ChainSegment> &segments,
-                               const ChainPlannerOptions &options) {
-  std::vector<ChainGroup> groups;
-  for (unsigned k = 0; k < segments.size(); ++k)
-    groups.push_back(ChainGroup{k, k + 1, false, InputPolicy::Keep});
-  return evaluateChainPlan(segments, groups, options).peakBytes;
-}
 
 FailureOr<MemoryPlanSummary>
 mlir::memopt::planFunctionMemory(func::FuncOp func,
@@ -268,11 +127,13 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   // peak of the function it produces.
   std::vector<std::unique_ptr<PlanApplier>> appliers;
   for (const auto &chain : chains)
-    appliers.push_back(std::make_unique<PlanApplier>(func, *chain, options));
+    appliers.push_back(std::make_unique<PlanApplier>(
+        func.getBody().front(), *chain, options, PlanApplier::functionBody));
   struct Candidate {
     unsigned chain;
     ChainPlan plan;
     int64_t peak;
+    int64_t outsideRegionsPeak;
   };
   std::vector<Candidate> candidates;
   std::string firstRefusal;
@@ -290,49 +151,22 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
         return;
     // A plan the outliner refuses is no candidate (the chain model does not
     // know every rule of regions); its message is kept in case none is left.
-    FailureOr<int64_t> peak;
+    FailureOr<PlanApplier::Peaks> peak;
     {
       ScopedDiagnosticHandler keep(func.getContext(), [&](Diagnostic &d) {
         if (firstRefusal.empty())
           firstRefusal = d.str();
         return success();
       });
-      peak = appliers[chain]->predict(plan);
+      peak = appliers[chain]->predictPeaks(func, plan);
     }
     if (succeeded(peak))
-      candidates.push_back({chain, plan, *peak});
+      candidates.push_back({chain, plan, peak->step, peak->outsideRegions});
   };
-  for (unsigned c = 0; c < chains.size(); ++c) {
-    const std::vector<ChainSegment> &segments = chains[c]->segments;
-    auto planWithin = [&](int64_t chainBudget) {
-      ChainPlannerOptions within = plannerOptions;
-      within.budgetBytes = chainBudget;
-      return planChain(segments, within);
-    };
-    ChainPlan leastPeak = planWithin(0); // infeasible: the least-peak plan
-    consider(c, leastPeak);
-    int64_t chainBaseline = storedChainPeak(segments, plannerOptions);
-    int64_t low = std::max<int64_t>(1, leastPeak.peakBytes);
-    constexpr int kSweep = 12;
-    std::vector<int64_t> chainBudgets;
-    for (int step = 0; step <= kSweep; ++step) {
-      double fraction = double(step) / kSweep;
-      chainBudgets.push_back(static_cast<int64_t>(
-          low *
-          std::pow(double(std::max(chainBaseline, low)) / low, fraction)));
-    }
-    chainBudgets.push_back(INT64_MAX);
-    // Independent searches (most of the planning time): run them in
-    // parallel, consider their plans in order.
-    std::vector<ChainPlan> sweep(chainBudgets.size());
-    parallelFor(func.getContext(), 0, sweep.size(),
-                [&](size_t i) { sweep[i] = planWithin(chainBudgets[i]); });
-    for (size_t i = 0; i < sweep.size(); ++i) {
-      bool unbounded = i + 1 == sweep.size();
-      if (unbounded || sweep[i].feasible)
-        consider(c, sweep[i]);
-    }
-  }
+  for (unsigned c = 0; c < chains.size(); ++c)
+    for (const ChainPlan &plan : sweepChainBudgets(
+             func.getContext(), chains[c]->segments, plannerOptions))
+      consider(c, plan);
 
   if (candidates.empty())
     return func.emitError("no plan could be outlined: ") << firstRefusal;
@@ -348,26 +182,58 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   // Best candidate: least cost within the budget, or least peak within the
   // preference's time allowance.
   const Candidate *best = nullptr;
+  double allowed = getTimeBudgetFraction(preference) * summary.stepSeconds;
+  bool alternative = false;
+  // The peak after nesting regions within `c`'s recomputes, within the
+  // preference's allowance (on a scratch copy).
+  auto nestedPeak = [&](const Candidate &c) -> std::optional<int64_t> {
+    OwningOpRef<func::FuncOp> copy(func.clone());
+    ScopedDiagnosticHandler quiet(func.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    if (failed(appliers[c.chain]->apply(*copy, c.plan)))
+      return std::nullopt;
+    NestingLimits limits;
+    limits.extraSeconds = allowed - c.plan.cost;
+    FailureOr<NestingResult> nested =
+        nestRegionsAtPeak(*copy, options, plannerOptions, limits);
+    if (failed(nested))
+      return std::nullopt;
+    return nested->peakBytes;
+  };
+  // Replaces `best` by the candidate whose nested peak is least, among the
+  // few whose peak outside regions is below best's nested peak; true when
+  // another one won.
+  auto chooseWithNesting = [&](const Candidate *&best) {
+    constexpr unsigned kTries = 3;
+    int64_t bar = nestedPeak(*best).value_or(best->peak);
+    std::vector<const Candidate *> others;
+    for (const Candidate &c : candidates)
+      if (&c != best && c.plan.cost <= allowed && c.outsideRegionsPeak < bar)
+        others.push_back(&c);
+    llvm::sort(others, [](const Candidate *a, const Candidate *b) {
+      return a->outsideRegionsPeak < b->outsideRegionsPeak;
+    });
+    bool replaced = false;
+    for (const Candidate *c : llvm::ArrayRef(others).take_front(kTries))
+      if (std::optional<int64_t> peak = nestedPeak(*c); peak && *peak < bar) {
+        bar = *peak;
+        best = c;
+        replaced = true;
+      }
+    return replaced;
+  };
   if (budget) {
     for (const Candidate &c : candidates)
       if (c.peak <= *budget &&
           (!best || c.plan.cost < best->plan.cost ||
            (c.plan.cost == best->plan.cost && c.peak < best->peak)))
         best = &c;
-    if (!best) {
-      summary.feasible = false;
-      if (!options.allowOverBudget)
-        return func.emitError("budget ")
-               << formatBytes(*budget) << " is infeasible for @"
-               << func.getSymName() << ": the smallest reachable peak is "
-               << formatBytes(summary.minReachablePeakBytes) << " (baseline "
-               << formatBytes(summary.baselinePeakBytes)
-               << "); raise --budget to at least that, or pass "
-                  "--allow-over-budget";
+    // Else the least-peak plan, with regions nested in recomputes that may
+    // still bring it within the budget (checked below).
+    summary.feasible = best != nullptr;
+    if (!best)
       best = leastPeakCandidate;
-    }
   } else {
-    double allowed = getTimeBudgetFraction(preference) * summary.stepSeconds;
     for (const Candidate &c : candidates)
       if (c.plan.cost <= allowed &&
           (!best || c.peak < best->peak ||
@@ -375,27 +241,59 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
         best = &c;
     if (!best) // only when forced regions alone exceed the allowance
       best = leastPeakCandidate;
+    // Regions nested in a recompute lower it; then a plan keeping less
+    // outside its regions (the end of forward) may have the least peak.
+    alternative = chooseWithNesting(best);
   }
   const FunctionChain &chain = *chains[best->chain];
   PlanApplier &applier = *appliers[best->chain];
   auto predictQuietly = [&](const ChainPlan &plan) -> FailureOr<int64_t> {
     ScopedDiagnosticHandler quiet(func.getContext(),
                                   [](Diagnostic &) { return success(); });
-    return applier.predict(plan);
+    return applier.predict(func, plan);
   };
   // Whole modules where that costs nothing, so that reports can name them.
-  ChainPlan chosen = alignRegionsToModules(
+  // (Not for a plan chosen for its nested peak: these judge flat peaks.)
+  ChainPlan chosen = alternative ? best->plan : alignRegionsToModules(
       best->plan, chain.segments, ModuleSplitCounter(chain), plannerOptions,
       AlignmentLimits{best->peak, best->plan.cost}, predictQuietly);
-  chosen = dropIdleRegions(chosen, chain.segments, plannerOptions, best->peak,
-                           predictQuietly);
+  if (!alternative)
+    chosen = dropIdleRegions(chosen, chain.segments, plannerOptions,
+                             best->peak, predictQuietly);
 
   if (failed(applier.apply(func, chosen)))
     return failure();
-  summary.plannedPeakBytes = TrainingMemoryModel(func).predictPeak();
+  summary.recomputeSeconds = chosen.cost;
   for (const ChainGroup &group : chosen.groups)
     summary.regions += group.checkpointed;
-  summary.recomputeSeconds = chosen.cost;
+
+  // Where a region's recompute is the peak, regions within it. A feasible
+  // budget needs none; an infeasible one may take any time to be met.
+  if (!budget || !summary.feasible) {
+    NestingLimits limits;
+    limits.extraSeconds = budget ? INFINITY : allowed - chosen.cost;
+    limits.targetPeakBytes = budget ? *budget : 0;
+    FailureOr<NestingResult> nested =
+        nestRegionsAtPeak(func, options, plannerOptions, limits);
+    if (failed(nested))
+      return failure();
+    summary.recomputeSeconds += nested->addedSeconds;
+    summary.regions += nested->regions;
+  }
+  summary.plannedPeakBytes = TrainingMemoryModel(func).predictPeak();
+  summary.minReachablePeakBytes =
+      std::min(summary.minReachablePeakBytes, summary.plannedPeakBytes);
+  if (budget && !summary.feasible) {
+    summary.feasible = summary.plannedPeakBytes <= *budget;
+    if (!summary.feasible && !options.allowOverBudget)
+      return func.emitError("budget ")
+             << formatBytes(*budget) << " is infeasible for @"
+             << func.getSymName() << ": the smallest reachable peak is "
+             << formatBytes(summary.minReachablePeakBytes) << " (baseline "
+             << formatBytes(summary.baselinePeakBytes)
+             << "); raise --budget to at least that, or pass "
+                "--allow-over-budget";
+  }
 
   Builder b(func.getContext());
   SmallVector<NamedAttribute> fields = {

@@ -10,15 +10,31 @@
 using namespace mlir;
 using namespace mlir::memopt;
 
-/// The function arguments free `value` is computed from: they enter the
-/// region as inputs (they are resident, so keeping them costs nothing).
-static void collectArguments(Value value, llvm::SetVector<Value> &inputs) {
+/// Whether `op` reads module state (a parameter, buffer or attribute).
+static bool isStateRead(Operation *op) {
+  return isa<ParamOp, BufferOp, GetAttrOp>(op);
+}
+
+/// The values free `value` is computed from that enter the region as inputs
+/// (they are resident, so keeping them costs nothing): block arguments, and
+/// inside another region's body, where no module is at hand to read state
+/// from, the state reads of types a region takes. An absent optional (a
+/// layer's None bias) is cloned in instead: the exporter gives it as None to
+/// every body and checks it where `self` is at hand.
+static void collectFreeInputs(Value value, bool nested,
+                              llvm::SetVector<Value> &inputs) {
   if (isa<BlockArgument>(value)) {
     inputs.insert(value);
     return;
   }
-  for (Value operand : value.getDefiningOp()->getOperands())
-    collectArguments(operand, inputs);
+  Operation *def = value.getDefiningOp();
+  if (nested && isStateRead(def) &&
+      isa<TensorType, IntegerType, FloatType>(value.getType())) {
+    inputs.insert(value);
+    return;
+  }
+  for (Value operand : def->getOperands())
+    collectFreeInputs(operand, nested, inputs);
 }
 
 /// Clones the definition of free `value` (and of its operands) into the body.
@@ -38,6 +54,8 @@ FailureOr<CheckpointOp> mlir::memopt::outlineCheckpointRegion(
     llvm::function_ref<Attribute(Value)> policyFor) {
   assert(!ops.empty() && "nothing to outline");
   Block *block = ops.front()->getBlock();
+  // A region inside a region's body (recomputed within its recompute).
+  bool nested = isa<CheckpointOp>(block->getParentOp());
   SmallVector<Operation *> moved;
   llvm::SmallPtrSet<Operation *, 32> movedSet;
   for (Operation *op : ops)
@@ -62,7 +80,7 @@ FailureOr<CheckpointOp> mlir::memopt::outlineCheckpointRegion(
       if (def && movedSet.contains(def))
         continue;
       if (isFreeValue(operand)) {
-        collectArguments(operand, inputs);
+        collectFreeInputs(operand, nested, inputs);
         continue;
       }
       if (!isa<TensorType, IntegerType, FloatType>(operand.getType()))
@@ -85,6 +103,13 @@ FailureOr<CheckpointOp> mlir::memopt::outlineCheckpointRegion(
     return moved.back()->emitError("checkpoint region '")
            << label << "' computes nothing used after it";
 
+  // State reads that enter a nested region may sit between its ops; they
+  // read no operands, so they can move up to where the region goes.
+  for (Value input : inputs)
+    if (Operation *def = input.getDefiningOp())
+      if (nested && isStateRead(def) && def->getBlock() == block &&
+          moved.front()->isBeforeInBlock(def))
+        def->moveBefore(moved.front());
   OpBuilder builder(moved.front());
   SmallVector<Attribute> policies;
   for (Value input : inputs)

@@ -14,6 +14,7 @@
 #include <ATen/core/alias_info.h>
 #include <ATen/core/function_schema.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/jit/ir/constants.h>
 
 #include <algorithm>
 #include <sstream>
@@ -45,6 +46,24 @@ void visitNodes(const Block *block,
     for (const Block *sub : node->blocks())
       visitNodes(sub, f);
   }
+}
+
+/// The region a `memopt::checkpoint` node nested in this graph runs (its
+/// graph is a constant string), or null for any other node. Its writes and
+/// random draws are this graph's: the enclosing region must snapshot and
+/// replay for them too.
+std::shared_ptr<const Region> nestedRegion(const Node *node) {
+  static const c10::Symbol kCheckpoint =
+      c10::Symbol::fromQualString("memopt::checkpoint");
+  if (node->kind() != kCheckpoint || node->inputs().size() < 2)
+    return nullptr;
+  c10::optional<c10::IValue> ir = torch::jit::toIValue(node->inputs()[0]);
+  c10::optional<c10::IValue> name = torch::jit::toIValue(node->inputs().back());
+  if (!ir || !ir->isString())
+    return nullptr;
+  return Region::get(ir->toStringRef(), name && name->isString()
+                                            ? name->toStringRef()
+                                            : std::string("nested"));
 }
 
 } // namespace
@@ -131,6 +150,15 @@ private:
       return visitLoop(node);
     for (const Block *sub : node->blocks())
       visitBlock(sub);
+    if (std::shared_ptr<const Region> nested = nestedRegion(node)) {
+      // Its tensor inputs come as one ListConstruct: mark what it writes.
+      const Node *list = node->inputs()[1]->node();
+      const std::vector<bool> &writes = nested->effects().writtenInputs;
+      if (list->kind() == c10::prim::ListConstruct)
+        for (size_t i = 0; i < writes.size() && i < list->inputs().size(); ++i)
+          if (writes[i])
+            markWritten(setOf(list->inputs()[i]));
+    }
     const c10::FunctionSchema *schema = node->maybeSchema();
     if (!schema) {
       // Containers and casts (ListConstruct, TupleUnpack, ...): the outputs
@@ -279,6 +307,8 @@ RegionEffects analyzeRegionEffects(const torch::jit::Graph &graph,
   visitNodes(graph.block(), [&](const Node *node) {
     if (!effects.nondeterministic && drawsRandomNumbers(node))
       effects.nondeterministic = true;
+    if (std::shared_ptr<const Region> nested = nestedRegion(node))
+      effects.nondeterministic |= nested->effects().nondeterministic;
   });
   return effects;
 }

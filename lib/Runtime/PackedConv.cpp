@@ -56,9 +56,12 @@ struct ConvPackedFunction
                             const c10::optional<at::Tensor> &bias,
                             const ConvCall &call) {
     auto state = c10::make_intrusive<ConvPackedState>();
-    // The input is needed only for the weight gradient.
+    // The input is needed only for the weight gradient. Whether that is
+    // wanted is asked of the weight, not of ctx->needs_input_grad: in a
+    // region recomputed within another region's backward, that answers for
+    // the graph task running, which does not include this new node.
     at::Tensor payload;
-    if (ctx->needs_input_grad(1)) {
+    if (weight.requires_grad()) {
       payload = packInput(input, call.kind, "conv_packed", state->layout);
       state->packed = true;
     } else {

@@ -171,9 +171,10 @@ struct LinearPackedFunction
       state->biasSizes = bias->sizes().vec();
     state->path =
         choosePath(input, weight, state->hasBias ? *bias : at::Tensor());
-    // The input is needed only for the weight gradient.
+    // The input is needed only for the weight gradient (asked of the weight:
+    // see ConvPackedFunction::forward).
     at::Tensor payload;
-    if (ctx->needs_input_grad(1)) {
+    if (weight.requires_grad()) {
       payload = packInput(input, kind, "linear_packed", state->layout);
       state->packed = true;
     } else {

@@ -47,11 +47,14 @@ struct MulPackedFunction : public torch::autograd::Function<MulPackedFunction> {
   static at::Tensor forward(AutogradContext *ctx, const at::Tensor &binary,
                             const at::Tensor &other, CompressionKind kind) {
     auto state = c10::make_intrusive<MulLayout>();
-    // Each factor is needed only for the other's gradient.
+    // Each factor is needed only for the other's gradient. Asked of the
+    // factors, not of ctx->needs_input_grad: in a region recomputed within
+    // another region's backward, that answers for the graph task running,
+    // which does not include this new node.
     at::Tensor payload, kept;
-    if (ctx->needs_input_grad(1))
+    if (other.requires_grad())
       payload = packInput(binary, kind, "mul_packed", state->layout);
-    if (ctx->needs_input_grad(0))
+    if (binary.requires_grad())
       kept = other;
     at::Tensor output = at::mul(binary, other);
     ctx->save_for_backward({payload, kept});

@@ -90,6 +90,25 @@ func.func @regions(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %k: tensor<4xi64>) 
   return %r#0, %v3 : tensor<4x8xf32>, tensor<4x8xf32>
 }
 
+// A region nested in another's body (recomputed within its recompute).
+// CHECK-LABEL: func.func @nested_checkpoint
+func.func @nested_checkpoint(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: memopt.checkpoint "block"(%{{.*}}) policies [#memopt.keep]
+  // CHECK: memopt.checkpoint "block.conv"(%{{.*}}) policies [#memopt.keep]
+  // CHECK: memopt.yield
+  // CHECK: memopt.yield
+  %r = memopt.checkpoint "block" (%x) policies [#memopt.keep] : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %i = memopt.checkpoint "block.conv" (%a) policies [#memopt.keep] : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%b: tensor<4x8xf32>):
+      %t = memopt.op "aten::tanh"(%b) [#memopt.arg<0>] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      memopt.yield %t : tensor<4x8xf32>
+    }
+    memopt.yield %i : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
 // CHECK-LABEL: func.func @compression
 func.func @compression(%s: tensor<8x64xf32>, %h: tensor<3x5xf16>, %g: tensor<2xbf16>) -> tensor<8x64xf32> {
   // CHECK: %[[P:.*]] = memopt.compress %{{.*}} check : tensor<8x64xf32> -> !memopt.packed<8x64xf32, bit>

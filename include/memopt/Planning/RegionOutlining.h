@@ -13,7 +13,9 @@ namespace mlir::memopt {
 /// Values from outside become region inputs, with the save policy
 /// `policyFor(value)` returns; free values (parameters, buffers, attributes
 /// and what is computed from them alone) are cloned into the body instead,
-/// and free ops among `ops` stay outside for their other users. Values used
+/// and free ops among `ops` stay outside for their other users. Inside
+/// another region's body, parameter, buffer and attribute reads enter as
+/// inputs instead (the body has no module to read them from). Values used
 /// after the region become its results. Fails with a diagnostic when a
 /// non-tensor value would have to leave the region.
 FailureOr<CheckpointOp>

@@ -41,6 +41,12 @@ def InsertCheckpoints : Pass<"memopt-insert-checkpoints", "::mlir::func::FuncOp"
     `memopt.plan` summary (baseline and planned predicted peak, budget,
     feasibility, smallest reachable peak, modelled recompute time).
 
+    Where the modelled peak falls in a region's recompute or backward, the
+    region's body is planned the same way and regions are nested in it
+    (rerun once more, in the enclosing region's backward), repeating while
+    the peak moves into another region's body, within what is left of the
+    time allowance (or, for an infeasible budget, until it is met).
+
     `budget` is bytes (`800MB`, `1.5GiB`) or a percentage of the predicted
     baseline (`40%`); a function's own `memopt.budget` attribute overrides
     it. Without a budget, `prefer` picks the least peak whose modelled extra

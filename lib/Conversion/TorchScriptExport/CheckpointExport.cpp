@@ -83,6 +83,11 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
     if (!isa<ParamOp, BufferOp, GetAttrOp>(nested))
       continue;
     torch::jit::Value *outer = values.lookup(nested.getResult(0));
+    // Inside another region's body an absent optional is already None.
+    if (outer && outer->type()->kind() == c10::TypeKind::NoneType) {
+      absentOptionals.push_back(nested.getResult(0));
+      continue;
+    }
     if (outer && outer->type()->kind() == c10::TypeKind::OptionalType) {
       if (!isa<mlir::TensorType>(nested.getResult(0).getType())) {
         absentOptionals.push_back(nested.getResult(0));

@@ -97,7 +97,22 @@ torch::jit::Value *GraphEmitter::ownerOf(StringRef path, std::string &field) {
   return cached;
 }
 
+/// An optional attribute that was None when the model was imported (a
+/// layer's absent bias): the importer typed it `!memopt.script<"T?">`.
+static bool isAbsentOptional(Operation *op) {
+  auto script = isa<GetAttrOp>(op)
+                    ? dyn_cast<ScriptType>(op->getResult(0).getType())
+                    : nullptr;
+  return script && script.getName().ends_with("?");
+}
+
 LogicalResult GraphEmitter::emitStateRead(Operation *op, StringRef path) {
+  // A region nested in another's body reads an absent optional as None;
+  // forward checked that it still is (emit of the outermost region).
+  if (!self && isAbsentOptional(op)) {
+    values[op->getResult(0)] = graph.insertConstant(c10::IValue());
+    return success();
+  }
   if (!self)
     return op->emitError("cannot read module state '")
            << path << "' here: only forward's own body has `self`";
@@ -376,6 +391,23 @@ LogicalResult GraphEmitter::emit(Operation *op) {
       if (read && read->type()->kind() == c10::TypeKind::OptionalType &&
           !isa<mlir::TensorType>(get.getType()))
         absent.push_back({get, get.getPath(), NoneAttr::get(get.getContext())});
+    }
+    // Regions nested deeper read their absent optionals as None too: check
+    // them here, where `self` is at hand.
+    if (self) {
+      WalkResult walk = checkpoint.getBodyBlock().walk([&](GetAttrOp get) {
+        if (get->getBlock() == &checkpoint.getBodyBlock() ||
+            !isAbsentOptional(get))
+          return WalkResult::advance();
+        std::string field;
+        torch::jit::Value *owner = ownerOf(get.getPath(), field);
+        torch::jit::Value *read = graph.insertGetAttr(owner, field);
+        if (read->type()->kind() == c10::TypeKind::OptionalType)
+          absent.push_back(
+              {get, get.getPath(), NoneAttr::get(get.getContext())});
+        return WalkResult::advance();
+      });
+      (void)walk;
     }
     if (failed(emitGuards(absent)))
       return failure();

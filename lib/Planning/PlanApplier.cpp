@@ -1,0 +1,203 @@
+//===- PlanApplier.cpp - outline a chain plan into checkpoint regions -----===//
+#include "PlanApplier.h"
+
+#include "memopt/Analysis/BinaryValueAnalysis.h"
+#include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Analysis/TrainingMemoryModel.h"
+#include "memopt/Planning/RegionOutlining.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/IR/Threading.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+PlanApplier::PlanApplier(Block &source, const FunctionChain &chain,
+                         const MemoryPlanOptions &options, BlockLocator locate)
+    : chain(chain), options(options), locate(std::move(locate)) {
+  unsigned next = 0;
+  for (Operation &op : source.without_terminator())
+    index[&op] = next++;
+}
+
+FailureOr<int64_t> PlanApplier::predict(func::FuncOp func,
+                                        const ChainPlan &plan) const {
+  FailureOr<Peaks> peaks = predictPeaks(func, plan);
+  return failed(peaks) ? FailureOr<int64_t>(failure()) : peaks->step;
+}
+
+FailureOr<PlanApplier::Peaks>
+PlanApplier::predictPeaks(func::FuncOp func, const ChainPlan &plan) const {
+  OwningOpRef<func::FuncOp> copy(func.clone());
+  if (failed(apply(*copy, plan)))
+    return failure();
+  TrainingMemoryModel memory(*copy);
+  Peaks peaks{memory.predictPeak(), 0};
+  for (const TimelineEntry &entry : memory.getTimeline())
+    if (entry.op && !entry.op->getParentOfType<CheckpointOp>())
+      peaks.outsideRegions = std::max(peaks.outsideRegions, entry.liveBytes);
+  return peaks;
+}
+
+/// The module path of `members` when they are all of that module, else
+/// the range of its submodules they cover ("blocks.0..blocks.3").
+static std::string labelFor(ArrayRef<Operation *> members, Block &body) {
+  std::string label = getRegionLabel(members);
+  if (label.find("..") != std::string::npos)
+    return label;
+  llvm::SmallPtrSet<Operation *, 32> inside(members.begin(), members.end());
+  bool whole = llvm::none_of(body, [&](Operation &op) {
+    return !inside.contains(&op) && !definesOnlyFreeValues(&op) &&
+           locationInModule(op.getLoc(), label);
+  });
+  if (whole)
+    return label;
+  auto child = [&](Operation *op) {
+    std::string path = getModulePath(op);
+    size_t next = path.find('.', label.size() + 1);
+    return next == std::string::npos ? path : path.substr(0, next);
+  };
+  // Ops of the model's own forward (no module path) name nothing.
+  SmallVector<Operation *> computing;
+  for (Operation *op : members)
+    if (!definesOnlyFreeValues(op) && !getModulePath(op).empty())
+      computing.push_back(op);
+  if (computing.empty())
+    return label;
+  std::string first = child(computing.front()), last = child(computing.back());
+  return first == last ? first : first + ".." + last;
+}
+
+/// Free ops left without users once their users moved into regions.
+static void eraseUnusedFreeOps(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator())
+    ops.push_back(&op);
+  // Users before definitions, so chains of free ops go at once.
+  for (Operation *op : llvm::reverse(ops))
+    if (op->use_empty() && definesOnlyFreeValues(op))
+      op->erase();
+}
+
+LogicalResult PlanApplier::apply(func::FuncOp func,
+                                 const ChainPlan &plan) const {
+  Block &target = locate(func);
+  std::vector<Operation *> ops;
+  for (Operation &op : target.without_terminator())
+    ops.push_back(&op);
+  BinaryValueAnalysis binary(func, options.assumeBinary);
+  for (const ChainGroup &group : llvm::reverse(plan.groups)) {
+    if (!group.checkpointed)
+      continue;
+    SmallVector<Operation *> members;
+    for (unsigned k = group.begin; k < group.end; ++k)
+      for (Operation *op : chain.ops[k])
+        members.push_back(ops[index.lookup(op)]);
+    auto policyFor = [&](Value input) -> Attribute {
+      MLIRContext *context = func.getContext();
+      // Function inputs, parameters and buffers stay resident anyway.
+      bool activation = isa<TensorType>(input.getType()) && !isFreeValue(input);
+      // Binary inputs kept are packed anyway (memopt-insert-compression
+      // after planning): predict what will run.
+      if (activation && group.policy != InputPolicy::Offload &&
+          binary.isBinary(input) && isCompressibleTensor(input.getType()))
+        return CompressPolicyAttr::get(context, CompressionKind::bit);
+      if (activation && group.policy == InputPolicy::Offload)
+        return OffloadPolicyAttr::get(context, OffloadKind::host);
+      return KeepPolicyAttr::get(context);
+    };
+    FailureOr<CheckpointOp> region =
+        outlineCheckpointRegion(members, labelFor(members, target), policyFor);
+    if (failed(region))
+      return failure();
+    annotate(*region, group);
+  }
+  eraseUnusedFreeOps(target);
+  return success();
+}
+
+void PlanApplier::annotate(CheckpointOp region, const ChainGroup &group) const {
+  const ChainSegment &head = chain.segments[group.begin];
+  int64_t stored = head.savedInputBytes;
+  double seconds = 0;
+  bool forced = false;
+  for (unsigned k = group.begin; k < group.end; ++k) {
+    const ChainSegment &segment = chain.segments[k];
+    stored += segment.savedBytes + segment.savedOutputBytes;
+    if (k > group.begin)
+      stored += segment.savedInputBytes - segment.sharedBoundaryBytes;
+    seconds += segment.forwardCost;
+    forced |= segment.forceCheckpoint;
+  }
+  int64_t retained = head.inputBytes;
+  StringRef how = "its input kept";
+  if (group.policy == InputPolicy::Compress) {
+    retained = head.packedInputBytes.value_or(head.inputBytes);
+    how = "its binary input packed to 1 bit per value";
+  } else if (group.policy == InputPolicy::Offload) {
+    retained = 0;
+    how = "its input offloaded to host memory";
+  }
+  int64_t avoided = std::max<int64_t>(0, stored - retained);
+  std::string reason;
+  llvm::raw_string_ostream os(reason);
+  bool nested = isa<CheckpointOp>(region->getParentOp());
+  os << (forced ? "forced by --checkpoint; " : "")
+     << (nested ? "within its enclosing region's recompute, recomputing "
+                : "recomputing ")
+     << llvm::format("%.3f", seconds * 1e3) << " ms in backward ";
+  // Inside a body the chain sees the body's inputs as resident: what the
+  // region saves may be what its ops would have kept of them anyway.
+  if (nested && avoided == 0)
+    os << "shortens what is live at once, with " << how;
+  else
+    os << "frees " << llvm::format("%.2f", avoided / 1048576.0) << " MiB, with "
+       << how;
+  Builder b(region.getContext());
+  region->setAttr("memopt.reason", b.getStringAttr(os.str()));
+  region->setAttr("memopt.saved_bytes_avoided", b.getI64IntegerAttr(avoided));
+}
+
+/// The chain-model peak when nothing is checkpointed.
+static int64_t storedChainPeak(const std::vector<ChainSegment> &segments,
+                               const ChainPlannerOptions &options) {
+  std::vector<ChainGroup> groups;
+  for (unsigned k = 0; k < segments.size(); ++k)
+    groups.push_back(ChainGroup{k, k + 1, false, InputPolicy::Keep});
+  return evaluateChainPlan(segments, groups, options).peakBytes;
+}
+
+std::vector<ChainPlan>
+mlir::memopt::sweepChainBudgets(MLIRContext *context,
+                                const std::vector<ChainSegment> &segments,
+                                const ChainPlannerOptions &options) {
+  auto planWithin = [&](int64_t chainBudget) {
+    ChainPlannerOptions within = options;
+    within.budgetBytes = chainBudget;
+    return planChain(segments, within);
+  };
+  std::vector<ChainPlan> plans = {planWithin(0)}; // infeasible: least peak
+  int64_t chainBaseline = storedChainPeak(segments, options);
+  int64_t low = std::max<int64_t>(1, plans.front().peakBytes);
+  constexpr int kSweep = 12;
+  std::vector<int64_t> chainBudgets;
+  for (int step = 0; step <= kSweep; ++step) {
+    double fraction = double(step) / kSweep;
+    chainBudgets.push_back(static_cast<int64_t>(
+        low * std::pow(double(std::max(chainBaseline, low)) / low, fraction)));
+  }
+  chainBudgets.push_back(INT64_MAX);
+  // Independent searches (most of the planning time): run them in parallel.
+  std::vector<ChainPlan> sweep(chainBudgets.size());
+  parallelFor(context, 0, sweep.size(),
+              [&](size_t i) { sweep[i] = planWithin(chainBudgets[i]); });
+  for (size_t i = 0; i < sweep.size(); ++i)
+    if (i + 1 == sweep.size() || sweep[i].feasible)
+      plans.push_back(std::move(sweep[i]));
+  return plans;
+}

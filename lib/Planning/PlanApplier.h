@@ -1,0 +1,68 @@
+//===- PlanApplier.h - outline chain plans into regions ---------*- C++ -*-===//
+//
+// Internal to MemoryPlanner and NestedRegions: applies a chain plan, built
+// from the ops of one block, to that block (or to the same block of a copy
+// of its function), and predicts the peak that gives.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_LIB_PLANNING_PLANAPPLIER_H
+#define MEMOPT_LIB_PLANNING_PLANAPPLIER_H
+
+#include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Planning/FunctionChain.h"
+#include "memopt/Planning/MemoryPlanner.h"
+
+#include <functional>
+
+namespace mlir::memopt {
+
+class PlanApplier {
+public:
+  /// Finds, in a function (the planned one or a clone of it), the block the
+  /// chain's ops are the ops of.
+  using BlockLocator = std::function<Block &(func::FuncOp)>;
+
+  /// `source` holds the chain's ops (in the order the target block has
+  /// them); `locate` finds the target block in a function.
+  PlanApplier(Block &source, const FunctionChain &chain,
+              const MemoryPlanOptions &options, BlockLocator locate);
+
+  /// Modelled peak of `func` with `plan` applied (on a scratch copy).
+  FailureOr<int64_t> predict(func::FuncOp func, const ChainPlan &plan) const;
+
+  struct Peaks {
+    int64_t step = 0;           // the modelled peak
+    int64_t outsideRegions = 0; // the highest point outside region bodies:
+                                // what regions nested in them cannot lower
+  };
+  FailureOr<Peaks> predictPeaks(func::FuncOp func, const ChainPlan &plan) const;
+
+  /// Outlines the plan's checkpointed groups in `func`'s target block.
+  LogicalResult apply(func::FuncOp func, const ChainPlan &plan) const;
+
+  /// The top-level block of a function.
+  static Block &functionBody(func::FuncOp func) {
+    return func.getBody().front();
+  }
+
+private:
+  void annotate(CheckpointOp region, const ChainGroup &group) const;
+
+  const FunctionChain &chain;
+  const MemoryPlanOptions &options;
+  BlockLocator locate;
+  DenseMap<Operation *, unsigned> index;
+};
+
+/// Optimal chain plans to judge by the training-memory model (the chain
+/// model only approximates it): the least-peak plan, then those for a
+/// geometric sweep of chain budgets from its peak up to the peak of storing
+/// everything (feasible ones only), then the unbounded (cheapest) one.
+std::vector<ChainPlan>
+sweepChainBudgets(MLIRContext *context,
+                  const std::vector<ChainSegment> &segments,
+                  const ChainPlannerOptions &options);
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_LIB_PLANNING_PLANAPPLIER_H
