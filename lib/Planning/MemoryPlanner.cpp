@@ -269,6 +269,7 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
 
   // Where a region's recompute is the peak, regions within it. A feasible
   // budget needs none; an infeasible one may take any time to be met.
+  std::optional<int64_t> plannedPeak;
   if (!budget || !summary.feasible) {
     NestingLimits limits;
     limits.extraSeconds = budget ? INFINITY : allowed - chosen.cost;
@@ -279,8 +280,10 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
       return failure();
     summary.recomputeSeconds += nested->addedSeconds;
     summary.regions += nested->regions;
+    plannedPeak = nested->peakBytes; // modelled on `func` as it is now
   }
-  summary.plannedPeakBytes = TrainingMemoryModel(func).predictPeak();
+  summary.plannedPeakBytes =
+      plannedPeak ? *plannedPeak : TrainingMemoryModel(func).predictPeak();
   summary.minReachablePeakBytes =
       std::min(summary.minReachablePeakBytes, summary.plannedPeakBytes);
   if (budget && !summary.feasible) {

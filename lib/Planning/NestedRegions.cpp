@@ -75,6 +75,17 @@ static unsigned regionDepth(Operation *op) {
   return depth;
 }
 
+/// The highest point of `memory`'s timeline while `region` recomputes and
+/// runs its backward.
+static int64_t peakWithin(const TrainingMemoryModel &memory,
+                          Operation *region) {
+  int64_t peak = 0;
+  for (const TimelineEntry &entry : memory.getTimeline())
+    if (entry.op && region->isProperAncestor(entry.op))
+      peak = std::max(peak, entry.liveBytes);
+  return peak;
+}
+
 namespace {
 /// A nested plan as the training-memory model sees the whole step.
 struct NestedCandidate {
@@ -99,11 +110,8 @@ FailureOr<NestedCandidate> evaluate(func::FuncOp func,
   }
   Operation *region = followPath(*copy, path);
   TrainingMemoryModel memory(*copy);
-  NestedCandidate candidate{plan, memory.predictPeak(), 0};
-  for (const TimelineEntry &entry : memory.getTimeline())
-    if (entry.op && region->isProperAncestor(entry.op))
-      candidate.localPeak = std::max(candidate.localPeak, entry.liveBytes);
-  return candidate;
+  return NestedCandidate{plan, memory.predictPeak(),
+                         peakWithin(memory, region)};
 }
 
 /// Whether `a` is the better nested plan: within the target when there is
@@ -131,10 +139,12 @@ FailureOr<NestingResult> mlir::memopt::nestRegionsAtPeak(
     func::FuncOp func, const MemoryPlanOptions &options,
     const ChainPlannerOptions &planner, const NestingLimits &limits) {
   NestingResult result;
-  result.peakBytes = TrainingMemoryModel(func).predictPeak();
   std::set<std::vector<unsigned>> refined;
-  while (!limits.targetPeakBytes || result.peakBytes > limits.targetPeakBytes) {
+  for (;;) {
     TrainingMemoryModel memory(func);
+    result.peakBytes = memory.predictPeak();
+    if (limits.targetPeakBytes && result.peakBytes <= limits.targetPeakBytes)
+      break;
     const TimelineEntry *peak = memory.getPeakEntry();
     if (!peak || !peak->op)
       break;
@@ -142,10 +152,7 @@ FailureOr<NestingResult> mlir::memopt::nestRegionsAtPeak(
     if (!region || regionDepth(region) >= limits.maxDepth)
       break;
     std::vector<unsigned> path = pathFromFunction(region);
-    int64_t localPeak = 0;
-    for (const TimelineEntry &entry : memory.getTimeline())
-      if (entry.op && region->isProperAncestor(entry.op))
-        localPeak = std::max(localPeak, entry.liveBytes);
+    int64_t localPeak = peakWithin(memory, region);
     if (!refined.insert(path).second)
       break; // its body was planned already; the peak is in what is left
 
@@ -185,7 +192,6 @@ FailureOr<NestingResult> mlir::memopt::nestRegionsAtPeak(
       break;
     if (failed(applier.apply(func, best->plan)))
       return failure();
-    result.peakBytes = best->peak;
     result.addedSeconds += best->plan.cost;
     for (const ChainGroup &group : best->plan.groups)
       result.regions += group.checkpointed;

@@ -394,21 +394,18 @@ LogicalResult GraphEmitter::emit(Operation *op) {
     }
     // Regions nested deeper read their absent optionals as None too: check
     // them here, where `self` is at hand.
-    if (self) {
-      WalkResult walk = checkpoint.getBodyBlock().walk([&](GetAttrOp get) {
+    if (self)
+      checkpoint.getBodyBlock().walk([&](GetAttrOp get) {
         if (get->getBlock() == &checkpoint.getBodyBlock() ||
             !isAbsentOptional(get))
-          return WalkResult::advance();
+          return;
         std::string field;
         torch::jit::Value *owner = ownerOf(get.getPath(), field);
         torch::jit::Value *read = graph.insertGetAttr(owner, field);
         if (read->type()->kind() == c10::TypeKind::OptionalType)
           absent.push_back(
               {get, get.getPath(), NoneAttr::get(get.getContext())});
-        return WalkResult::advance();
       });
-      (void)walk;
-    }
     if (failed(emitGuards(absent)))
       return failure();
     return exporter::emitCheckpoint(checkpoint, graph, values);
