@@ -3,14 +3,16 @@
 // Packs binary saved tensors: the inputs convolutions and linear layers keep
 // for their weight gradient (no recompute needed), and binary inputs of
 // checkpoint regions. Keeps ReLU masks and max-pool indices instead of the
-// tensors those ops save.
+// tensors those ops save, and runs large batch-norm backwards by channel.
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Analysis/BinaryValueAnalysis.h"
+#include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Planning/FunctionChain.h"
 #include "memopt/Planning/MemoryPlanner.h"
+#include "memopt/Runtime/BatchNormChunks.h"
 #include "memopt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -58,6 +60,25 @@ bool isStaticFloatTensor(Value value) {
   return type && type.hasStaticShape() && isa<FloatType>(type.getElementType());
 }
 
+/// A training-mode batch-norm whose input spans more than one chunk of
+/// channels: by channel, its backward needs a chunk of transient memory
+/// instead of a second input-sized buffer.
+bool hasChunkedBackward(TorchOp op) {
+  if (op.getName() != "aten::batch_norm" ||
+      !op.getOverload().value_or("").empty() || op.getArgs().size() != 9 ||
+      op.getNumOperands() == 0 || !isStaticFloatTensor(op.getOperand(0)))
+    return false;
+  auto training = dyn_cast<BoolAttr>(op.getArgs()[5]);
+  auto type = cast<RankedTensorType>(op.getOperand(0).getType());
+  if (!training || !training.getValue() || type.getRank() < 2 ||
+      type.getDimSize(1) <= 0)
+    return false;
+  int64_t channels = type.getDimSize(1);
+  int64_t bytes = getDeviceBytes(type);
+  return bytes > 0 && ::memopt::runtime::getBatchNormChunkChannels(
+                          channels, bytes / channels) < channels;
+}
+
 /// Max-pools first (they stop keeping their input, often a ReLU's result),
 /// then ReLUs whose result nothing else keeps.
 void insertSavedForms(func::FuncOp func) {
@@ -85,7 +106,7 @@ void insertSavedForms(func::FuncOp func) {
 }
 
 struct InsertCompressionPass
-    : public memopt::impl::InsertCompressionBase<InsertCompressionPass> {
+    : public mlir::memopt::impl::InsertCompressionBase<InsertCompressionPass> {
   using InsertCompressionBase::InsertCompressionBase;
 
   void runOnOperation() override {
@@ -132,6 +153,11 @@ struct InsertCompressionPass
 
     if (savedForms)
       insertSavedForms(func);
+    if (batchNormByChannel)
+      for (auto op : func.getBody().front().getOps<TorchOp>())
+        if (!op.getBackwardAttr() && hasChunkedBackward(op))
+          op.setBackwardAttr(
+              BackwardKernelAttr::get(context, BackwardKernel::by_channel));
 
     if (regions) {
       func.walk([&](CheckpointOp region) {

@@ -53,6 +53,9 @@ void buildMemoptPipeline(OpPassManager &pm,
   saved.regions = false;
   saved.savedInputs = options.compress;
   saved.savedForms = options.compress;
+  // The buffer it avoids is the CPU kernel's (the runtime calls ATen's own
+  // batch-norm on other devices).
+  saved.batchNormByChannel = options.device != "cuda";
   funcPm.addPass(createInsertCompression(saved));
 
   InsertCheckpointsOptions plan;
@@ -71,6 +74,7 @@ void buildMemoptPipeline(OpPassManager &pm,
     regions.regions = true;
     regions.savedInputs = false;
     regions.savedForms = false;
+    regions.batchNormByChannel = false;
     funcPm.addPass(createInsertCompression(regions));
   }
   // Offload is planned only for CUDA; schedule when its inputs come back.

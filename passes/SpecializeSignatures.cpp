@@ -159,6 +159,8 @@ void makeShapeGeneric(func::FuncOp generic) {
         torchOp.removeSavedInputAttr();
       if (torchOp.getSavedFormAttr())
         torchOp.removeSavedFormAttr();
+      if (torchOp.getBackwardAttr())
+        torchOp.removeBackwardAttr();
     }
     if (auto region = dyn_cast<CheckpointOp>(op)) {
       // Post-order: the body is done, the inputs' producers too.

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelWorkspace.h"
 #include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Runtime/BatchNormChunks.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -238,14 +239,27 @@ mlir::memopt::getForwardHighWater(TorchOp op,
 /// Training-mode batch-norm's CPU backward allocates, next to the input
 /// gradient, a temporary of the input's size (measured: 2 x the input above
 /// the live bytes; none when only the affine parameters need gradients).
+/// With `backward = #memopt.backward<by_channel>` the runtime runs it a
+/// chunk of channels at a time: the input gradient, plus the chunk's copies
+/// of the input and output gradient, its input gradient and its temporary.
 static int64_t getBatchNormBackwardHighWater(TorchOp op, bool inputGrad) {
   auto training = op.getArgs().size() > 5 ? dyn_cast<BoolAttr>(op.getArgs()[5])
                                           : BoolAttr();
-  if (!inputGrad || !training || !training.getValue() ||
-      op->getNumOperands() == 0)
+  if (!training || !training.getValue() || op->getNumOperands() == 0)
     return -1;
+  auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   int64_t input = getDeviceBytes(op->getOperand(0).getType());
-  return input < 0 ? -1 : 2 * input;
+  if (input < 0 || !type || type.getRank() < 2 || type.getDimSize(1) <= 0)
+    return -1;
+  int64_t channels = type.getDimSize(1);
+  int64_t step = channels;
+  if (auto backward = op.getBackwardAttr();
+      backward && backward.getKernel() == BackwardKernel::by_channel)
+    step = ::memopt::runtime::getBatchNormChunkChannels(channels, input / channels);
+  if (step >= channels)
+    return inputGrad ? 2 * input : -1;
+  int64_t chunk = input / channels * step;
+  return inputGrad ? input + 4 * chunk : 2 * chunk;
 }
 
 int64_t

@@ -8,6 +8,7 @@
 #include "memopt/Dialect/MemoptAttrs.h"
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Dialect/MemoptTypes.h"
+#include "memopt/Runtime/BatchNormChunks.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -166,6 +167,7 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
   report.regions.clear();
   report.compressed.clear();
   report.offloaded.clear();
+  report.backwardKernels.clear();
 
   auto plan = func->getAttrOfType<DictionaryAttr>("memopt.plan");
   if (plan) {
@@ -263,6 +265,21 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
              stringifySavedForm(form.getForm()).str(), "saved-form",
              getDeviceBytes(input.getType()),
              mask ? packedBytes(input.getType(), CompressionKind::bit) : 0});
+      }
+      if (auto kernel = torchOp.getBackwardAttr();
+          kernel && torchOp->getNumOperands() > 0) {
+        // ATen's CPU kernel: one input-sized buffer; by channel: four
+        // chunks (BatchNormChunks.h).
+        auto type = cast<RankedTensorType>(torchOp->getOperand(0).getType());
+        int64_t bytes = getDeviceBytes(type);
+        int64_t channels = type.getDimSize(1);
+        int64_t plane = channels > 0 ? bytes / channels : 0;
+        int64_t step =
+            ::memopt::runtime::getBatchNormChunkChannels(channels, plane);
+        report.backwardKernels.push_back(
+            {describeValue(op->getResult(0), names),
+             stringifyBackwardKernel(kernel.getKernel()).str(), bytes,
+             step < channels ? 4 * step * plane : bytes});
       }
       return;
     }
@@ -455,6 +472,15 @@ private:
           json.attribute("bytes", o.bytes);
           if (!o.prefetchAt.empty())
             json.attribute("prefetch_at", o.prefetchAt);
+        });
+    });
+    json.attributeArray("backward_kernels", [&] {
+      for (const BackwardKernelReport &k : s.backwardKernels)
+        json.object([&] {
+          json.attribute("what", k.what);
+          json.attribute("kind", k.kind);
+          json.attribute("transient_bytes_aten", k.transientBytesAten);
+          json.attribute("transient_bytes", k.transientBytes);
         });
     });
     if (s.prefetch)

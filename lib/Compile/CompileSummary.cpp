@@ -175,6 +175,21 @@ static void printSignature(const CompileReport &report,
                  ? ""
                  : "  (prefetched as " + o.prefetchAt + " starts backward)")
          << "\n";
+    if (!s.backwardKernels.empty()) {
+      int64_t aten = 0, now = 0;
+      for (const BackwardKernelReport &k : s.backwardKernels) {
+        aten += k.transientBytesAten;
+        now += k.transientBytes;
+      }
+      line("lean backward") << s.backwardKernels.size()
+                            << " batch-norm(s) by channel, backward buffers "
+                            << formatBytes(aten) << " -> " << formatBytes(now)
+                            << "\n";
+      for (const BackwardKernelReport &k : s.backwardKernels)
+        os << "    " << k.what << "  " << k.kind << "  "
+           << formatBytes(k.transientBytesAten) << " -> "
+           << formatBytes(k.transientBytes) << "\n";
+    }
     if (s.prefetch)
       line("prefetch schedule")
           << s.prefetch->prefetchedEarly << " of "

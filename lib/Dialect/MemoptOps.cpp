@@ -141,6 +141,22 @@ LogicalResult TorchOp::verify() {
       return emitOpError("saved_form needs a statically shaped "
                          "floating-point tensor as operand 0");
   }
+  if (auto backward = getBackwardAttr()) {
+    // The runtime op takes aten::batch_norm's arguments, in training mode.
+    auto args = getArgs();
+    auto training = args.size() == 9 ? dyn_cast<BoolAttr>(args[5]) : BoolAttr();
+    if (name != "aten::batch_norm" || !getOverload().value_or("").empty() ||
+        !training || !training.getValue())
+      return emitOpError("backward ")
+             << backward << " is only supported on a training-mode "
+             << "aten::batch_norm (constant training = true), not '" << name
+             << "'";
+    if (!staticFloatOperand0() ||
+        cast<RankedTensorType>(getOperand(0).getType()).getRank() < 2)
+      return emitOpError("backward ")
+             << backward << " needs a statically shaped floating-point "
+             << "tensor with a channel dimension as operand 0";
+  }
   return success();
 }
 

@@ -222,6 +222,40 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
       }
     return replaced;
   };
+  // A plan's modelled peak, without the outliner's refusals as diagnostics.
+  auto predictQuietly = [&](PlanApplier &applier,
+                            const ChainPlan &plan) -> FailureOr<int64_t> {
+    ScopedDiagnosticHandler quiet(func.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    return applier.predict(func, plan);
+  };
+  // The least-peak candidate below `best`'s peak whose plan, with idle
+  // regions dropped, costs no more than the allowance (at most kTries tried,
+  // least peak first); kept in `refined`.
+  std::optional<Candidate> refined;
+  auto refineOverAllowance = [&](const Candidate *best) -> const Candidate * {
+    constexpr unsigned kTries = 3;
+    std::vector<const Candidate *> lower;
+    for (const Candidate &c : candidates)
+      if (c.peak < best->peak && c.plan.cost > allowed)
+        lower.push_back(&c);
+    llvm::sort(lower, [](const Candidate *a, const Candidate *b) {
+      return a->peak < b->peak ||
+             (a->peak == b->peak && a->plan.cost < b->plan.cost);
+    });
+    for (const Candidate *c : llvm::ArrayRef(lower).take_front(kTries)) {
+      ChainPlan plan = dropIdleRegions(
+          c->plan, chains[c->chain]->segments, plannerOptions, c->peak,
+          [&](const ChainPlan &p) {
+            return predictQuietly(*appliers[c->chain], p);
+          });
+      if (plan.cost <= allowed) {
+        refined = Candidate{c->chain, plan, c->peak, c->outsideRegionsPeak};
+        return &*refined;
+      }
+    }
+    return nullptr;
+  };
   if (budget) {
     for (const Candidate &c : candidates)
       if (c.peak <= *budget &&
@@ -241,25 +275,28 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
         best = &c;
     if (!best) // only when forced regions alone exceed the allowance
       best = leastPeakCandidate;
+    // A plan over the allowance may come within it once its idle regions
+    // are dropped (what a budget's plan gets below): the sweep's chain plans
+    // recompute more than their modelled peak needs.
+    if (const Candidate *lower = refineOverAllowance(best))
+      best = lower;
     // Regions nested in a recompute lower it; then a plan keeping less
     // outside its regions (the end of forward) may have the least peak.
     alternative = chooseWithNesting(best);
   }
   const FunctionChain &chain = *chains[best->chain];
   PlanApplier &applier = *appliers[best->chain];
-  auto predictQuietly = [&](const ChainPlan &plan) -> FailureOr<int64_t> {
-    ScopedDiagnosticHandler quiet(func.getContext(),
-                                  [](Diagnostic &) { return success(); });
-    return applier.predict(func, plan);
+  auto predictChosen = [&](const ChainPlan &plan) {
+    return predictQuietly(applier, plan);
   };
   // Whole modules where that costs nothing, so that reports can name them.
   // (Not for a plan chosen for its nested peak: these judge flat peaks.)
   ChainPlan chosen = alternative ? best->plan : alignRegionsToModules(
       best->plan, chain.segments, ModuleSplitCounter(chain), plannerOptions,
-      AlignmentLimits{best->peak, best->plan.cost}, predictQuietly);
+      AlignmentLimits{best->peak, best->plan.cost}, predictChosen);
   if (!alternative)
     chosen = dropIdleRegions(chosen, chain.segments, plannerOptions,
-                             best->peak, predictQuietly);
+                             best->peak, predictChosen);
 
   if (failed(applier.apply(func, chosen)))
     return failure();

@@ -200,3 +200,36 @@ func.func @unknown_form(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {saved_form = #memopt.saved<bits>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @by_channel_on_relu(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{backward #memopt.backward<by_channel> is only supported on a training-mode aten::batch_norm (constant training = true), not 'aten::relu'}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {backward = #memopt.backward<by_channel>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @by_channel_in_eval_mode(%x: tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32> {
+  // expected-error @+1 {{backward #memopt.backward<by_channel> is only supported on a training-mode aten::batch_norm (constant training = true), not 'aten::batch_norm'}}
+  %0 = memopt.op "aten::batch_norm"(%x) [#memopt.arg<0>, #memopt.none, #memopt.none, #memopt.none, #memopt.none, false, 0.1, 1.0e-05, true] {backward = #memopt.backward<by_channel>} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+func.func @by_channel_dynamic(%x: tensor<?x3x4x4xf32>) -> tensor<?x3x4x4xf32> {
+  // expected-error @+1 {{backward #memopt.backward<by_channel> needs a statically shaped floating-point tensor with a channel dimension as operand 0}}
+  %0 = memopt.op "aten::batch_norm"(%x) [#memopt.arg<0>, #memopt.none, #memopt.none, #memopt.none, #memopt.none, true, 0.1, 1.0e-05, true] {backward = #memopt.backward<by_channel>} : (tensor<?x3x4x4xf32>) -> tensor<?x3x4x4xf32>
+  return %0 : tensor<?x3x4x4xf32>
+}
+
+// -----
+
+func.func @unknown_backward_kernel(%x: tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32> {
+  // expected-error @+2 {{expected ::mlir::memopt::BackwardKernel to be one of: by_channel}}
+  // expected-error @+1 {{failed to parse Memopt_BackwardKernelAttr parameter 'kernel'}}
+  %0 = memopt.op "aten::batch_norm"(%x) [#memopt.arg<0>, #memopt.none, #memopt.none, #memopt.none, #memopt.none, true, 0.1, 1.0e-05, true] {backward = #memopt.backward<by_row>} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}

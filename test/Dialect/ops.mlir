@@ -10,7 +10,7 @@ func.func @graph(%x: tensor<8x3x32x32xf32>) -> tensor<8x16x32x32xf32> {
   %w = memopt.param "features.0.weight" : tensor<16x3x3x3xf32>
   // CHECK: memopt.param "features.0.bias" frozen : tensor<16xf32>
   %b = memopt.param "features.0.bias" frozen : tensor<16xf32>
-  // CHECK: memopt.buffer "features.1.running_mean" : tensor<16xf32>
+  // CHECK: %[[M:.*]] = memopt.buffer "features.1.running_mean" : tensor<16xf32>
   %m = memopt.buffer "features.1.running_mean" : tensor<16xf32>
   // CHECK: memopt.buffer "features.1.scratch" transient : tensor<16xf32>
   %s = memopt.buffer "features.1.scratch" transient : tensor<16xf32>
@@ -23,6 +23,12 @@ func.func @graph(%x: tensor<8x3x32x32xf32>) -> tensor<8x16x32x32xf32> {
   %yp = memopt.op "aten::conv2d"(%x, %w, %b)
       [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, [1, 1], [1, 1], [1, 1], 1] {saved_input = #memopt.compress<bit>}
       : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
+  // A training-mode batch-norm whose backward runs by channel.
+  // CHECK: memopt.op "aten::batch_norm"(%{{.*}}, %[[M]], %[[M]]) [{{.*}}] {backward = #memopt.backward<by_channel>, mutates = array<i64: 1, 2>}
+  %bn = memopt.op "aten::batch_norm"(%y, %m, %m)
+      [#memopt.arg<0>, #memopt.none, #memopt.none, #memopt.arg<1>, #memopt.arg<2>, true, 0.1, 1.0e-05, true]
+      {backward = #memopt.backward<by_channel>, mutates = array<i64: 1, 2>}
+      : (tensor<8x16x32x32xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
   // Every kind of constant argument survives: float, bool, string, None.
   // CHECK: memopt.op "aten::dropout"(%{{.*}}) [#memopt.arg<0>, 5.000000e-01, true] {nondeterministic, overload = ""}
   %d = memopt.op "aten::dropout"(%y) [#memopt.arg<0>, 0.5, true] {nondeterministic, overload = ""}

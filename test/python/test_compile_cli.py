@@ -141,6 +141,7 @@ SIGNATURE_KEYS = {
     "function", "signature", "count", "passthrough", "baseline", "planned",
     "budget_bytes", "feasible", "min_reachable_peak_bytes",
     "planner_peak_bytes", "preference", "regions", "compressed", "offloaded",
+    "backward_kernels",
     "recompute_seconds", "step_seconds", "recompute_overhead", "unknown_ops"}
 TOP_KEYS = {"version", "model", "output", "command", "mode", "options",
             "fallback", "signatures", "timings"} | SIGNATURE_KEYS

@@ -49,14 +49,17 @@ class Case:
     tolerance_reason: str = ""
 
 
-# The ratios asserted are what the planner reaches today, with margin. Two
-# are below the planning issue's targets (spiking VGG 3x, resnet18 2x); the
-# measured figures and why are in docs/benchmarks.md.
+# The ratios asserted are what the planner reaches today, with margin; the
+# issue's targets are measured at full size in bench/planning.py (figures in
+# docs/benchmarks.md). The small spiking VGG here is asserted at what it
+# reaches at this size (below the 3x its full-size version reaches).
 CASES: Dict[str, Case] = {
     # 8 conv-BN-LIF blocks, T=4, 2x32x32 event frames (2.69x measured at
     # commit 527ae33, 2.86x predicted with regions nested in recomputes).
     "spiking_vgg": Case(dict(steps=4, batch=2, size=32), memory_ratio=2.6),
-    "resnet18": Case(dict(batch=8, image=112), memory_ratio=1.7),
+    # 2.35x measured with the stem batch-norm's backward by channel (1.7x
+    # before: ATen's CPU kernel kept an input-sized buffer at the stem).
+    "resnet18": Case(dict(batch=8, image=112), memory_ratio=2.0),
     "mobilenet_v2": Case(dict(batch=4, image=64)),
     "densenet121": Case(dict(batch=2, image=64)),
     "vit": Case(dict(batch=8, image=64, patch=8, layers=4, hidden=64,
@@ -173,6 +176,21 @@ def test_spiking_vgg_memory_nests_regions(tmp_path_factory):
     top = [r["label"] for r in regions if r["label"] not in nested]
     assert nested, f"no nested region in {[r['label'] for r in regions]}"
     assert top, "nested regions without an enclosing one"
+
+
+def test_resnet18_runs_stem_batch_norm_by_channel(tmp_path_factory):
+    """ResNet-18's stem batch-norm (8x64x56x56 here) runs its backward by
+    channel in every configuration, so test_trains_like_eager compares that
+    kernel with eager's bit for bit, batch-norm buffers included."""
+    if "resnet18" not in MODELS:
+        pytest.skip("resnet18 not selected")
+    for label, report in _results("resnet18", tmp_path_factory).reports.items():
+        kernels = report.get("backward_kernels")
+        if kernels is None:
+            kernels = report["signatures"][0]["backward_kernels"]
+        stem = [k for k in kernels if k["what"].startswith("bn1 ")]
+        assert stem and stem[0]["kind"] == "by_channel", (label, kernels)
+        assert stem[0]["transient_bytes"] < stem[0]["transient_bytes_aten"]
 
 
 @pytest.mark.parametrize("name,label", PAIRS)

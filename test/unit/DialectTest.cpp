@@ -40,7 +40,7 @@ protected:
         builder.getArrayAttr({OperandRefAttr::get(&context, 0)}),
         /*overload=*/nullptr, /*mutates=*/nullptr, /*views=*/nullptr,
         /*nondeterministic=*/false, /*side_effects=*/false,
-        /*saved_input=*/nullptr, /*saved_form=*/nullptr);
+        /*saved_input=*/nullptr, /*saved_form=*/nullptr, /*backward=*/nullptr);
   }
 
   std::string print(Operation *op) {

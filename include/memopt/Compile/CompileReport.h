@@ -65,6 +65,14 @@ struct OffloadedReport {
   std::string prefetchAt;
 };
 
+/// An op whose backward runs a leaner kernel (batch-norm by channel): its
+/// transient bytes in backward, with ATen's kernel and as it runs now.
+struct BackwardKernelReport {
+  std::string what; // "bn1 (aten::batch_norm)"
+  std::string kind; // by_channel
+  int64_t transientBytesAten = 0, transientBytes = 0;
+};
+
 struct UnknownOpReport {
   std::string op, where;
 };
@@ -96,6 +104,7 @@ struct SignatureReport {
   std::vector<RegionReport> regions;
   std::vector<CompressedReport> compressed;
   std::vector<OffloadedReport> offloaded;
+  std::vector<BackwardKernelReport> backwardKernels;
   std::vector<UnknownOpReport> unknownOps;
 
   double recomputeOverhead() const {

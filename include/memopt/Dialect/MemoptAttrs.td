@@ -42,6 +42,16 @@ def Memopt_SavedForm : I32EnumAttr<"SavedForm",
   let cppNamespace = "::mlir::memopt";
 }
 
+def Memopt_BackwardKernel : I32EnumAttr<"BackwardKernel",
+    "how an op's backward runs instead of ATen's kernel as a whole", [
+      // ATen's kernel a few channels at a time (batch-norm: its CPU kernel
+      // allocates an input-sized buffer next to the input gradient).
+      I32EnumAttrCase<"by_channel", 0>,
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::memopt";
+}
+
 class Memopt_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Memopt_Dialect, name, traits> {
   let mnemonic = attrMnemonic;
@@ -91,6 +101,12 @@ def Memopt_SavedFormAttr : Memopt_Attr<"SavedForm", "saved"> {
   let summary = "what autograd keeps for an op's backward instead of a tensor";
   let parameters = (ins EnumParameter<Memopt_SavedForm>:$form);
   let assemblyFormat = "`<` $form `>`";
+}
+
+def Memopt_BackwardKernelAttr : Memopt_Attr<"BackwardKernel", "backward"> {
+  let summary = "how an op's backward kernel runs (same gradients, less memory)";
+  let parameters = (ins EnumParameter<Memopt_BackwardKernel>:$kernel);
+  let assemblyFormat = "`<` $kernel `>`";
 }
 
 //===----------------------------------------------------------------------===//

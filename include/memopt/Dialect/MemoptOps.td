@@ -48,6 +48,13 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     (`memopt::relu_masked`); `#memopt.saved<indices>` on `aten::max_pool2d`
     keeps the argmax indices and the input's shape but not the input
     (`memopt::max_pool2d_lean`). Gradients are unchanged, bit for bit.
+
+    `backward = #memopt.backward<by_channel>` (set by
+    `memopt-insert-compression` on a training-mode `aten::batch_norm`) runs
+    its CPU backward kernel a few channels at a time
+    (`memopt::batch_norm_by_channel`): the kernel's input-sized transient
+    buffer shrinks to a chunk. Each channel's gradient is computed from that
+    channel alone, so gradients are unchanged, bit for bit.
   }];
   let arguments = (ins
     StrAttr:$name,
@@ -59,7 +66,8 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     UnitAttr:$nondeterministic,
     UnitAttr:$side_effects,
     OptionalAttr<Memopt_CompressPolicyAttr>:$saved_input,
-    OptionalAttr<Memopt_SavedFormAttr>:$saved_form);
+    OptionalAttr<Memopt_SavedFormAttr>:$saved_form,
+    OptionalAttr<Memopt_BackwardKernelAttr>:$backward);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
     $name `(` $operands `)` $args attr-dict `:` functional-type($operands, $results)

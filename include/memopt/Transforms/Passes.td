@@ -99,6 +99,14 @@ def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"
     value of the result: where the gradient passes). Gradients are
     unchanged bit for bit; a ReLU feeding a convolution gains nothing, since
     the convolution keeps the same tensor.
+
+    With `batch-norm-by-channel` (off in the pipeline for `device=cuda`),
+    every training-mode `aten::batch_norm` whose input spans more than four
+    chunks of channels (a chunk: about 1 MiB) gets
+    `backward = #memopt.backward<by_channel>`: its CPU backward runs a chunk
+    at a time (`memopt::batch_norm_by_channel`) instead of allocating an
+    input-sized buffer next to the input gradient. The gradients are the same
+    bits.
   }];
   let options = [
     ListOption<"assumeBinary", "assume-binary", "std::string",
@@ -109,6 +117,9 @@ def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"
            "Pack binary inputs that convolutions and linear layers save">,
     Option<"savedForms", "saved-forms", "bool", "true",
            "Keep ReLU masks and max-pool indices instead of tensors">,
+    Option<"batchNormByChannel", "batch-norm-by-channel", "bool", "true",
+           "Run large training-mode batch-norm backwards by channel "
+           "(CPU plans)">,
   ];
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }

@@ -98,6 +98,7 @@ extern const char *const kMulPackedSchema;
 extern const char *const kReluMaskedSchema;
 extern const char *const kReluMaskedInplaceSchema;
 extern const char *const kMaxPool2dLeanSchema;
+extern const char *const kBatchNormByChannelSchema;
 
 /// Declares the runtime ops the exporter emits (schema only, no kernel) for
 /// as long as the handles live, except those already registered (the runtime
@@ -132,6 +133,13 @@ LogicalResult emitRuntimeCall(TorchOp op, const llvm::Twine &what,
 LogicalResult emitSavedFormOp(TorchOp op, const c10::FunctionSchema *schema,
                               std::vector<torch::jit::Value *> inputs,
                               torch::jit::Graph &graph, ValueMap &values);
+
+/// Emits a `memopt.op` carrying `backward` (a training-mode batch-norm) as
+/// memopt::batch_norm_by_channel, with `inputs` in aten::batch_norm's order.
+LogicalResult emitBackwardKernelOp(TorchOp op,
+                                   const c10::FunctionSchema *schema,
+                                   std::vector<torch::jit::Value *> inputs,
+                                   torch::jit::Graph &graph, ValueMap &values);
 
 /// Emits a checkpoint region as a call of the runtime op memopt::checkpoint.
 /// Parameters, buffers and attributes read in the body must already be

@@ -226,6 +226,9 @@ LogicalResult GraphEmitter::emitTorchOp(TorchOp op) {
   if (op.getSavedFormAttr())
     return exporter::emitSavedFormOp(op, schema, std::move(inputs), graph,
                                      values);
+  if (op.getBackwardAttr())
+    return exporter::emitBackwardKernelOp(op, schema, std::move(inputs), graph,
+                                          values);
 
   Node *node;
   if (name == "prim::TupleConstruct") {

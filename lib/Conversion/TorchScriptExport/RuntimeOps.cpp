@@ -38,12 +38,16 @@ const char *const exporter::kReluMaskedInplaceSchema =
 const char *const exporter::kMaxPool2dLeanSchema =
     "memopt::max_pool2d_lean(Tensor self, int[] kernel_size, int[] stride, "
     "int[] padding, int[] dilation, bool ceil_mode) -> Tensor";
+const char *const exporter::kBatchNormByChannelSchema =
+    "memopt::batch_norm_by_channel(Tensor input, Tensor? weight, "
+    "Tensor? bias, Tensor(a!)? running_mean, Tensor(b!)? running_var, "
+    "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor";
 
 static const char *const kRuntimeSchemas[] = {
     exporter::kCheckpointSchema,   exporter::kConvPackedSchema,
     exporter::kLinearPackedSchema, exporter::kMulPackedSchema,
     exporter::kReluMaskedSchema,   exporter::kReluMaskedInplaceSchema,
-    exporter::kMaxPool2dLeanSchema};
+    exporter::kMaxPool2dLeanSchema, exporter::kBatchNormByChannelSchema};
 
 /// The operator symbol of a schema string ("memopt::checkpoint").
 static c10::Symbol symbolOf(const c10::FunctionSchema &schema) {

@@ -1,10 +1,11 @@
-//===- SavedForms.cpp - ReLUs keeping masks, max-pools keeping indices ----===//
+//===- SavedForms.cpp - Masks, indices, batch-norm backward by channel ----===//
 //
 // `memopt.op "aten::relu_"(...) {saved_form = #memopt.saved<mask>}` becomes
-// memopt::relu_masked_ (relu: memopt::relu_masked), and
+// memopt::relu_masked_ (relu: memopt::relu_masked),
 // `memopt.op "aten::max_pool2d"(...) {saved_form = #memopt.saved<indices>}`
-// becomes memopt::max_pool2d_lean, with the ATen operator's arguments in the
-// same order (docs/runtime.md).
+// becomes memopt::max_pool2d_lean, and `memopt.op "aten::batch_norm"(...)
+// {backward = #memopt.backward<by_channel>}` memopt::batch_norm_by_channel,
+// with the ATen operator's arguments in the same order (docs/runtime.md).
 //
 //===----------------------------------------------------------------------===//
 #include "ExportInternal.h"
@@ -71,4 +72,32 @@ LogicalResult exporter::emitSavedFormOp(TorchOp op,
       << "'" << name << "' with saved_form = " << form;
   return emitRuntimeCall(op, what, runtimeName, runtimeSchema, inputs, graph,
                          values);
+}
+
+LogicalResult exporter::emitBackwardKernelOp(
+    TorchOp op, const c10::FunctionSchema *schema,
+    std::vector<torch::jit::Value *> inputs, Graph &graph, ValueMap &values) {
+  StringRef name = op.getName();
+  BackwardKernelAttr kernel = op.getBackwardAttr();
+  std::string what;
+  llvm::raw_string_ostream(what)
+      << "'" << name << "' with backward = " << kernel;
+  auto fail = [&](const Twine &why) {
+    return op.emitError("cannot export ") << what << ": " << why;
+  };
+  if (kernel.getKernel() != BackwardKernel::by_channel ||
+      name != "aten::batch_norm")
+    return fail("the runtime has no such kernel");
+  if (op.getNumResults() != 1 ||
+      !isa<mlir::TensorType>(op.getResult(0).getType()))
+    return fail("expected one tensor result");
+  if (schema && !schema->overload_name().empty())
+    return fail("unknown overload '" + Twine(schema->overload_name()) + "'");
+  if (inputs.size() != 9)
+    return fail("expected 9 arguments in schema order, got " +
+                Twine(inputs.size()));
+  if (failed(checkRuntimeSchema(op, what, kBatchNormByChannelSchema)))
+    return failure();
+  return emitRuntimeCall(op, what, "memopt::batch_norm_by_channel",
+                         kBatchNormByChannelSchema, inputs, graph, values);
 }

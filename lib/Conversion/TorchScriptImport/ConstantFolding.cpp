@@ -137,6 +137,7 @@ Value ConstantFolder::materialize(const torch::jit::Value *value,
                                     builder.getArrayAttr(args), StringAttr(),
                                     DenseI64ArrayAttr(), DenseI64ArrayAttr(),
                                     /*nondeterministic=*/false, /*side_effects=*/false,
-                                    CompressPolicyAttr(), SavedFormAttr());
+                                    CompressPolicyAttr(), SavedFormAttr(),
+                                    BackwardKernelAttr());
   return op.getResult(0);
 }

@@ -225,7 +225,8 @@ void GraphImporter::importOperator(Node *node) {
                                     builder.getArrayAttr(args), StringAttr(),
                                     DenseI64ArrayAttr(), DenseI64ArrayAttr(),
                                     /*nondeterministic=*/false, /*side_effects=*/false,
-                                    CompressPolicyAttr(), SavedFormAttr());
+                                    CompressPolicyAttr(), SavedFormAttr(),
+                                    BackwardKernelAttr());
   setFlags(node, operandOfInput, op);
   for (size_t i = 0; i < node->outputs().size(); ++i)
     values[node->output(i)] = op.getResult(i);
