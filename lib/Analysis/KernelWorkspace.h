@@ -5,8 +5,10 @@
 // PyTorch 1.13's CPU backend the one that matters is the oneDNN (mkldnn)
 // convolution: it reorders its input, weight and output into blocked
 // layouts (16 channels per block, padded) around the computation, in
-// forward and in both halves of backward. Measured on this machine with the
-// profiler's allocation events; see docs/analyses.md.
+// forward and in both halves of backward; then batch-norm's backward, which
+// allocates an input-sized buffer (or a chunk's, run by channel). Measured
+// on this machine with the profiler's allocation events; see
+// docs/analyses.md.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MEMOPT_LIB_ANALYSIS_KERNELWORKSPACE_H

@@ -54,6 +54,29 @@ StringRef mlir::memopt::stringifyPreference(Preference preference) {
   return "balanced";
 }
 
+/// Removes every `backward` kernel attribute (batch-norm by channel) from
+/// `func` when the modelled peak then stays within `limitBytes`, and returns
+/// that peak; otherwise leaves them all (nullopt). All at once: one model
+/// run, and a plan whose peak sits at one batch-norm's backward keeps them.
+static std::optional<int64_t>
+dropUnneededBackwardKernels(func::FuncOp func, int64_t limitBytes) {
+  SmallVector<std::pair<TorchOp, BackwardKernelAttr>> marked;
+  func.walk([&](TorchOp op) {
+    if (BackwardKernelAttr kernel = op.getBackwardAttr())
+      marked.push_back({op, kernel});
+  });
+  if (marked.empty())
+    return std::nullopt;
+  for (auto &[op, kernel] : marked)
+    op.removeBackwardAttr();
+  int64_t peak = TrainingMemoryModel(func).predictPeak();
+  if (peak <= limitBytes)
+    return peak;
+  for (auto &[op, kernel] : marked)
+    op.setBackwardAttr(kernel);
+  return std::nullopt;
+}
+
 double mlir::memopt::getTimeBudgetFraction(Preference preference) {
   switch (preference) {
   case Preference::Speed:
@@ -334,6 +357,14 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
              << "); raise --budget to at least that, or pass "
                 "--allow-over-budget";
   }
+
+  // By-channel batch-norm backwards cost two strided copies each: keep them
+  // only when the plan needs them (its peak, or its budget).
+  if (std::optional<int64_t> peak = dropUnneededBackwardKernels(
+          func, budget && summary.feasible
+                    ? std::max(*budget, summary.plannedPeakBytes)
+                    : summary.plannedPeakBytes))
+    summary.plannedPeakBytes = *peak;
 
   Builder b(func.getContext());
   SmallVector<NamedAttribute> fields = {

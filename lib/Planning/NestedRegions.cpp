@@ -6,6 +6,7 @@
 #include "memopt/Analysis/CostModel.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Planning/Budget.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -135,6 +136,21 @@ bool isBetter(const NestedCandidate &a, const NestedCandidate &b,
 }
 } // namespace
 
+/// Appends to the reason of each region just nested in `outer` what the
+/// whole-step model measured: the chain of a body sees the body's inputs as
+/// resident, so its own figure can be 0 bytes for a region that helps.
+static void describeNesting(CheckpointOp outer, int64_t before,
+                            int64_t after) {
+  Builder b(outer.getContext());
+  for (auto inner : outer.getBodyBlock().getOps<CheckpointOp>()) {
+    auto reason = inner->getAttrOfType<StringAttr>("memopt.reason");
+    std::string text = reason ? reason.str() : std::string();
+    text += "; lowers the peak within " + outer.getLabel().str() + " from " +
+            formatBytes(before) + " to " + formatBytes(after);
+    inner->setAttr("memopt.reason", b.getStringAttr(text));
+  }
+}
+
 FailureOr<NestingResult> mlir::memopt::nestRegionsAtPeak(
     func::FuncOp func, const MemoryPlanOptions &options,
     const ChainPlannerOptions &planner, const NestingLimits &limits) {
@@ -192,6 +208,8 @@ FailureOr<NestingResult> mlir::memopt::nestRegionsAtPeak(
       break;
     if (failed(applier.apply(func, best->plan)))
       return failure();
+    describeNesting(cast<CheckpointOp>(followPath(func, path)), localPeak,
+                    best->localPeak);
     result.addedSeconds += best->plan.cost;
     for (const ChainGroup &group : best->plan.groups)
       result.regions += group.checkpointed;

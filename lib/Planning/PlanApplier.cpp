@@ -150,14 +150,15 @@ void PlanApplier::annotate(CheckpointOp region, const ChainGroup &group) const {
   os << (forced ? "forced by --checkpoint; " : "")
      << (nested ? "within its enclosing region's recompute, recomputing "
                 : "recomputing ")
-     << llvm::format("%.3f", seconds * 1e3) << " ms in backward ";
+     << llvm::format("%.3f", seconds * 1e3) << " ms in backward";
   // Inside a body the chain sees the body's inputs as resident: what the
-  // region saves may be what its ops would have kept of them anyway.
+  // region saves may be what its ops would have kept of them anyway (the
+  // nesting step adds the peak it measured on the whole step).
   if (nested && avoided == 0)
-    os << "shortens what is live at once, with " << how;
+    os << ", with " << how;
   else
-    os << "frees " << llvm::format("%.2f", avoided / 1048576.0) << " MiB, with "
-       << how;
+    os << " frees " << llvm::format("%.2f", avoided / 1048576.0)
+       << " MiB, with " << how;
   Builder b(region.getContext());
   region->setAttr("memopt.reason", b.getStringAttr(os.str()));
   region->setAttr("memopt.saved_bytes_avoided", b.getI64IntegerAttr(avoided));

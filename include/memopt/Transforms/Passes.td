@@ -106,7 +106,8 @@ def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"
     `backward = #memopt.backward<by_channel>`: its CPU backward runs a chunk
     at a time (`memopt::batch_norm_by_channel`) instead of allocating an
     input-sized buffer next to the input gradient. The gradients are the same
-    bits.
+    bits. `memopt-insert-checkpoints` removes them again when its plan's
+    peak (or budget) holds without them.
   }];
   let options = [
     ListOption<"assumeBinary", "assume-binary", "std::string",
