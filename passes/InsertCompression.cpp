@@ -64,19 +64,15 @@ bool isStaticFloatTensor(Value value) {
 /// channels: by channel, its backward needs a chunk of transient memory
 /// instead of a second input-sized buffer.
 bool hasChunkedBackward(TorchOp op) {
-  if (op.getName() != "aten::batch_norm" ||
-      !op.getOverload().value_or("").empty() || op.getArgs().size() != 9 ||
-      op.getNumOperands() == 0 || !isStaticFloatTensor(op.getOperand(0)))
+  if (!op.isTrainingBatchNorm() || op.getNumOperands() == 0 ||
+      !isStaticFloatTensor(op.getOperand(0)))
     return false;
-  auto training = dyn_cast<BoolAttr>(op.getArgs()[5]);
   auto type = cast<RankedTensorType>(op.getOperand(0).getType());
-  if (!training || !training.getValue() || type.getRank() < 2 ||
-      type.getDimSize(1) <= 0)
+  if (type.getRank() < 2)
     return false;
-  int64_t channels = type.getDimSize(1);
   int64_t bytes = getDeviceBytes(type);
-  return bytes > 0 && ::memopt::runtime::getBatchNormChunkChannels(
-                          channels, bytes / channels) < channels;
+  return ::memopt::runtime::getBatchNormByChannelTransientBytes(
+             type.getDimSize(1), bytes) < bytes;
 }
 
 /// Max-pools first (they stop keeping their input, often a ReLU's result),

@@ -243,23 +243,22 @@ mlir::memopt::getForwardHighWater(TorchOp op,
 /// chunk of channels at a time: the input gradient, plus the chunk's copies
 /// of the input and output gradient, its input gradient and its temporary.
 static int64_t getBatchNormBackwardHighWater(TorchOp op, bool inputGrad) {
-  auto training = op.getArgs().size() > 5 ? dyn_cast<BoolAttr>(op.getArgs()[5])
-                                          : BoolAttr();
-  if (!training || !training.getValue() || op->getNumOperands() == 0)
+  if (!op.isTrainingBatchNorm() || op->getNumOperands() == 0)
     return -1;
   auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   int64_t input = getDeviceBytes(op->getOperand(0).getType());
-  if (input < 0 || !type || type.getRank() < 2 || type.getDimSize(1) <= 0)
+  if (input < 0 || !type || type.getRank() < 2)
     return -1;
-  int64_t channels = type.getDimSize(1);
-  int64_t step = channels;
+  int64_t transient = input;
   if (auto backward = op.getBackwardAttr();
       backward && backward.getKernel() == BackwardKernel::by_channel)
-    step = ::memopt::runtime::getBatchNormChunkChannels(channels, input / channels);
-  if (step >= channels)
-    return inputGrad ? 2 * input : -1;
-  int64_t chunk = input / channels * step;
-  return inputGrad ? input + 4 * chunk : 2 * chunk;
+    transient = ::memopt::runtime::getBatchNormByChannelTransientBytes(
+        type.getDimSize(1), input);
+  if (inputGrad)
+    return input + transient;
+  // Without an input gradient ATen's kernel needs no buffer; by channel, a
+  // chunk still holds its two copies (half of the four chunks).
+  return transient < input ? transient / 2 : -1;
 }
 
 int64_t

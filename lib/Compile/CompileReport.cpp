@@ -272,14 +272,11 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
         // chunks (BatchNormChunks.h).
         auto type = cast<RankedTensorType>(torchOp->getOperand(0).getType());
         int64_t bytes = getDeviceBytes(type);
-        int64_t channels = type.getDimSize(1);
-        int64_t plane = channels > 0 ? bytes / channels : 0;
-        int64_t step =
-            ::memopt::runtime::getBatchNormChunkChannels(channels, plane);
         report.backwardKernels.push_back(
             {describeValue(op->getResult(0), names),
              stringifyBackwardKernel(kernel.getKernel()).str(), bytes,
-             step < channels ? 4 * step * plane : bytes});
+             ::memopt::runtime::getBatchNormByChannelTransientBytes(
+                 type.getDimSize(1), bytes)});
       }
       return;
     }

@@ -143,10 +143,7 @@ LogicalResult TorchOp::verify() {
   }
   if (auto backward = getBackwardAttr()) {
     // The runtime op takes aten::batch_norm's arguments, in training mode.
-    auto args = getArgs();
-    auto training = args.size() == 9 ? dyn_cast<BoolAttr>(args[5]) : BoolAttr();
-    if (name != "aten::batch_norm" || !getOverload().value_or("").empty() ||
-        !training || !training.getValue())
+    if (!isTrainingBatchNorm())
       return emitOpError("backward ")
              << backward << " is only supported on a training-mode "
              << "aten::batch_norm (constant training = true), not '" << name
@@ -158,6 +155,13 @@ LogicalResult TorchOp::verify() {
              << "tensor with a channel dimension as operand 0";
   }
   return success();
+}
+
+bool TorchOp::isTrainingBatchNorm() {
+  ArrayAttr args = getArgs();
+  auto training = args.size() == 9 ? dyn_cast<BoolAttr>(args[5]) : BoolAttr();
+  return getName() == "aten::batch_norm" &&
+         getOverload().value_or("").empty() && training && training.getValue();
 }
 
 bool TorchOp::isFunctional() {

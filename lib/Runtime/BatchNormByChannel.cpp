@@ -30,6 +30,10 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+bool requiresGrad(const c10::optional<at::Tensor> &tensor) {
+  return tensor.has_value() && tensor->defined() && tensor->requires_grad();
+}
+
 at::Tensor narrowIfDefined(const at::Tensor &tensor, int64_t begin,
                            int64_t count) {
   return tensor.defined() ? tensor.narrow(0, begin, count) : at::Tensor();
@@ -51,11 +55,8 @@ struct BatchNormByChannelFunction
     ctx->saved_data["eps"] = eps;
     // Which gradients to compute, by argument (needs_input_grad counts only
     // the optional tensors that were given).
-    auto wants = [](const c10::optional<at::Tensor> &t) {
-      return t.has_value() && t->defined() && t->requires_grad();
-    };
-    ctx->saved_data["mask"] =
-        c10::List<bool>({input.requires_grad(), wants(weight), wants(bias)});
+    ctx->saved_data["mask"] = c10::List<bool>(
+        {input.requires_grad(), requiresGrad(weight), requiresGrad(bias)});
     return output;
   }
 
@@ -120,11 +121,8 @@ struct BatchNormByChannelFunction
 
 bool wantsGrad(const at::Tensor &input, const c10::optional<at::Tensor> &weight,
                const c10::optional<at::Tensor> &bias) {
-  auto requires = [](const c10::optional<at::Tensor> &t) {
-    return t.has_value() && t->defined() && t->requires_grad();
-  };
   return at::GradMode::is_enabled() &&
-         (input.requires_grad() || requires(weight) || requires(bias));
+         (input.requires_grad() || requiresGrad(weight) || requiresGrad(bias));
 }
 
 at::Tensor batchNormByChannel(const at::Tensor &input,

@@ -76,6 +76,9 @@ def Memopt_TorchOp : Memopt_Op<"op", [
   let extraClassDeclaration = [{
     /// True when the op neither writes memory nor draws random numbers.
     bool isFunctional();
+    /// True for `aten::batch_norm` with its nine arguments and a constant
+    /// `training = true` (what memopt::batch_norm_by_channel replaces).
+    bool isTrainingBatchNorm();
   }];
 }
 

@@ -32,6 +32,19 @@ inline int64_t getBatchNormChunkChannels(int64_t channels, int64_t planeBytes) {
   return 4 * step < channels ? step : channels;
 }
 
+/// Transient bytes a training-mode batch-norm backward holds next to the
+/// input gradient, for an input of `inputBytes` in `channels` channels, run
+/// by channel: four chunks, or the CPU kernel's input-sized buffer when one
+/// call takes the whole input.
+inline int64_t getBatchNormByChannelTransientBytes(int64_t channels,
+                                                   int64_t inputBytes) {
+  if (channels <= 0 || inputBytes <= 0)
+    return inputBytes;
+  int64_t planeBytes = inputBytes / channels;
+  int64_t step = getBatchNormChunkChannels(channels, planeBytes);
+  return step < channels ? 4 * step * planeBytes : inputBytes;
+}
+
 } // namespace memopt::runtime
 
 #endif // MEMOPT_RUNTIME_BATCHNORMCHUNKS_H
