@@ -2,8 +2,9 @@
 //
 // Packs binary saved tensors: the inputs convolutions and linear layers keep
 // for their weight gradient (no recompute needed), and binary inputs of
-// checkpoint regions. Keeps ReLU masks and max-pool indices instead of the
-// tensors those ops save, and runs large batch-norm backwards by channel.
+// checkpoint regions. Keeps ReLU and dropout masks and max-pool indices
+// instead of the tensors those ops save, and runs large batch-norm backwards
+// by channel.
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Analysis/BinaryValueAnalysis.h"
@@ -75,9 +76,25 @@ bool hasChunkedBackward(TorchOp op) {
              type.getDimSize(1), bytes) < bytes;
 }
 
+/// A dropout whose noise autograd keeps (it draws any: a constant p in
+/// (0, 1) or one known at run time, in training or not known to be off), on
+/// a contiguous input (the runtime leaves a strided one to at::dropout).
+bool keepsDropoutNoise(TorchOp op, const TrainingMemoryModel &memory) {
+  if (op.getName() != "aten::dropout" || op.getOverload().value_or("") != "" ||
+      op.getArgs().size() != 3 || op.getNumOperands() == 0 ||
+      !isStaticFloatTensor(op.getOperand(0)) || memory.getSavedBytes(op) <= 0 ||
+      !memory.isContiguous(op.getOperand(0)))
+    return false;
+  auto p = dyn_cast<FloatAttr>(op.getArgs()[1]);
+  auto train = dyn_cast<BoolAttr>(op.getArgs()[2]);
+  return (!p || (p.getValueAsDouble() > 0 && p.getValueAsDouble() < 1)) &&
+         (!train || train.getValue());
+}
+
 /// Max-pools first (they stop keeping their input, often a ReLU's result),
-/// then ReLUs whose result nothing else keeps.
-void insertSavedForms(func::FuncOp func) {
+/// then ReLUs whose result nothing else keeps, then (with `dropoutMasks`)
+/// dropouts, whose noise only they keep.
+void insertSavedForms(func::FuncOp func, bool dropoutMasks) {
   MLIRContext *context = func.getContext();
   Block &body = func.getBody().front();
   for (auto op : body.getOps<TorchOp>())
@@ -99,6 +116,10 @@ void insertSavedForms(func::FuncOp func) {
         llvm::is_contained(memory.getSavedValues(op), result))
       op.setSavedFormAttr(SavedFormAttr::get(context, SavedForm::mask));
   }
+  if (dropoutMasks)
+    for (auto op : body.getOps<TorchOp>())
+      if (!op.getSavedFormAttr() && keepsDropoutNoise(op, memory))
+        op.setSavedFormAttr(SavedFormAttr::get(context, SavedForm::mask));
 }
 
 struct InsertCompressionPass
@@ -148,7 +169,7 @@ struct InsertCompressionPass
     }
 
     if (savedForms)
-      insertSavedForms(func);
+      insertSavedForms(func, dropoutMasks);
     if (batchNormByChannel)
       for (auto op : func.getBody().front().getOps<TorchOp>())
         if (!op.getBackwardAttr() && hasChunkedBackward(op))

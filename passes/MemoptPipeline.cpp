@@ -53,9 +53,11 @@ void buildMemoptPipeline(OpPassManager &pm,
   saved.regions = false;
   saved.savedInputs = options.compress;
   saved.savedForms = options.compress;
-  // The buffer it avoids is the CPU kernel's (the runtime calls ATen's own
-  // batch-norm on other devices).
+  // The buffers these avoid are the CPU kernels' (the runtime calls ATen's
+  // own batch-norm and dropout on other devices: CUDA's dropout keeps a
+  // byte mask of its own).
   saved.batchNormByChannel = options.device != "cuda";
+  saved.dropoutMasks = options.device != "cuda";
   funcPm.addPass(createInsertCompression(saved));
 
   InsertCheckpointsOptions plan;

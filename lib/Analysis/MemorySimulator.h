@@ -50,6 +50,9 @@ private:
       model.unknownOps.push_back(op);
   }
   int64_t saveBytes(Node &node);
+  /// Saves for `node` a bit per value of `value` (a ReLU's result, a
+  /// dropout's noise) instead of the tensor.
+  void saveMaskOf(Value value, Node &node);
 
   void forwardBlock(Block &block, MemoryPhase phase, std::vector<Node> &nodes);
   void forwardOp(Operation *op, MemoryPhase phase, std::vector<Node> &nodes);

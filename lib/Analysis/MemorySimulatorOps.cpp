@@ -224,14 +224,23 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
 
   SmallVector<unsigned> temps;
   Node node{op, {}, fx.grads, {}};
+  SavedFormAttr form = op.getSavedFormAttr();
+  // A masked dropout keeps a bit per value of its noise, not the noise
+  // (the runtime leaves a strided input to at::dropout: where eager lays out
+  // that noise differs between PyTorch versions).
+  bool maskedNoise = record_ && form && form.getForm() == SavedForm::mask &&
+                     op.getName() == "aten::dropout" && op->getNumOperands() &&
+                     !nonContiguous.contains(op->getOperand(0));
   for (int64_t bytes : fx.savedNewBytes) {
     if (bytes < 0)
       markUnknown(op);
     unsigned id = newStorage(bytes);
     retain(id);
     // Without grad the op still computes it (dropout's noise), then drops it.
-    (record_ ? node.saved : temps).push_back(id);
+    (record_ && !maskedNoise ? node.saved : temps).push_back(id);
   }
+  if (maskedNoise && op->getNumOperands())
+    saveMaskOf(op->getOperand(0), node);
   if (record_) {
     for (auto [value, fresh] : node.grads)
       if (params.contains(value))
@@ -240,25 +249,15 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     CompressPolicyAttr packed = op.getSavedInputAttr();
     Value packedInput =
         packed && op->getNumOperands() ? op->getOperand(0) : Value();
-    // saved_form: a bit per value instead of ReLU's result (unpacked to a
-    // byte per value in backward); nothing of a lean max-pool's input.
-    SavedFormAttr form = op.getSavedFormAttr();
+    // saved_form: a bit per value instead of ReLU's result; nothing of a
+    // lean max-pool's input.
     Value formValue =
         form && op->getNumOperands() ? op->getOperand(0) : Value();
     for (Value value : fx.savedValues) {
       if (form && (value == formValue ||
                    (op->getNumResults() == 1 && value == op->getResult(0)))) {
-        if (form.getForm() == SavedForm::mask) {
-          int64_t numel = std::max<int64_t>(getNumElements(value.getType()), 0);
-          unsigned id = newStorage((numel + 7) / 8);
-          retain(id);
-          node.saved.push_back(id);
-          // The runtime unpacks 2^18 values at a time (a bool each) and masks
-          // the gradient chunk by chunk.
-          auto tensor = cast<TensorType>(value.getType());
-          node.unpackBytes = std::min<int64_t>(numel, int64_t(1) << 18) *
-                             (1 + getElementBytes(tensor.getElementType()));
-        }
+        if (form.getForm() == SavedForm::mask)
+          saveMaskOf(value, node);
         continue;
       }
       if (value == packedInput) {
@@ -289,6 +288,24 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
                   getContiguousCopyBytes(op, isContiguous, options)));
   for (unsigned id : temps)
     release(id);
+}
+
+void MemorySimulator::saveMaskOf(Value value, Node &node) {
+  int64_t numel = std::max<int64_t>(getNumElements(value.getType()), 0);
+  unsigned id = newStorage((numel + 7) / 8);
+  retain(id);
+  node.saved.push_back(id);
+  // The runtime (MaskBits.h) unpacks 2^18 values at a time, a bool each,
+  // and builds the gradient chunk by chunk through one more such buffer;
+  // a float32 / float64 dropout's gradient takes one pass, with no buffer.
+  auto tensor = cast<TensorType>(value.getType());
+  Type element = tensor.getElementType();
+  bool onePass = node.op && isa<TorchOp>(node.op) &&
+                 cast<TorchOp>(node.op).getName() == "aten::dropout" &&
+                 (element.isF32() || element.isF64());
+  node.unpackBytes = onePass ? 0
+                             : std::min<int64_t>(numel, int64_t(1) << 18) *
+                                   (1 + getElementBytes(element));
 }
 
 /// Device bytes a region input takes while saved under `policy`.

@@ -144,6 +144,22 @@ static void guessEffects(TorchOp op, function_ref<bool(Value)> requiresGrad,
       fx.savedValues.push_back(result);
 }
 
+/// ATen's dropouts return their input itself when p is 0 or training is
+/// off (constants here): no noise, no autograd node.
+static bool isIdentityDropout(TorchOp op) {
+  StringRef name = op.getName();
+  name.consume_back("_");
+  if (name != "aten::dropout" && name != "aten::feature_dropout" &&
+      name != "aten::alpha_dropout" && name != "aten::feature_alpha_dropout")
+    return false;
+  ArrayRef<Attribute> args = op.getArgs().getValue();
+  if (args.size() != 3 || !isa<OperandRefAttr>(args[0]))
+    return false;
+  auto p = dyn_cast<FloatAttr>(args[1]);
+  auto train = dyn_cast<BoolAttr>(args[2]);
+  return (p && p.getValueAsDouble() == 0) || (train && !train.getValue());
+}
+
 OpMemoryEffects
 mlir::memopt::getOpMemoryEffects(TorchOp op,
                                  function_ref<bool(Value)> requiresGrad,
@@ -170,6 +186,14 @@ mlir::memopt::getOpMemoryEffects(TorchOp op,
   while (!pattern.empty() && pattern.back() == '-')
     pattern.pop_back();
   bool anyGrad = StringRef(pattern).contains('g');
+
+  if (isIdentityDropout(op) && args[0]) {
+    fx.resultAliases.assign(op->getNumResults(), args[0]);
+    fx.differentiable = anyGrad;
+    if (requiresGrad(args[0]))
+      fx.grads.push_back({args[0], false});
+    return fx;
+  }
 
   const SavedTensorTable &table = SavedTensorTable::get();
   const SavedTensorRow *row = table.lookup(op.getName(), pattern);

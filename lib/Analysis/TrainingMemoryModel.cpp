@@ -103,6 +103,7 @@ void MemorySimulator::run(Operation *funcOp) {
   std::vector<Node> nodes;
   forwardBlock(entry, MemoryPhase::Forward, nodes);
   model.endOfForwardBytes = live;
+  model.nonContiguous = nonContiguous;
   // The caller holds the loss gradients (`out.backward(g)`, or the ones
   // `loss.backward()` makes) until backward returns.
   SmallVector<unsigned> lossGrads;

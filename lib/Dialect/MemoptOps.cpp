@@ -129,14 +129,17 @@ LogicalResult TorchOp::verify() {
   if (auto form = getSavedFormAttr()) {
     if (getSavedInputAttr())
       return emitOpError("has both saved_input and saved_form");
+    bool plain = getOverload().value_or("").empty();
     bool known =
         form.getForm() == SavedForm::mask
-            ? name == "aten::relu" || name == "aten::relu_"
-            : name == "aten::max_pool2d" && getOverload().value_or("").empty();
+            ? name == "aten::relu" || name == "aten::relu_" ||
+                  (name == "aten::dropout" && plain && getArgs().size() == 3)
+            : name == "aten::max_pool2d" && plain;
     if (!known)
       return emitOpError("saved_form ")
              << form << " is not supported on '" << name << "' (mask: "
-             << "aten::relu, aten::relu_; indices: aten::max_pool2d)";
+             << "aten::relu, aten::relu_, aten::dropout; indices: "
+             << "aten::max_pool2d)";
     if (!staticFloatOperand0())
       return emitOpError("saved_form needs a statically shaped "
                          "floating-point tensor as operand 0");

@@ -79,6 +79,12 @@ void checkRegionSideEffects(const torch::jit::Graph &graph,
     // is harmless; everything else with a side effect would happen twice.
     if (kind == c10::prim::RaiseException || kind == c10::aten::warn)
       return;
+    // Registered conservatively only so that TorchScript keeps every random
+    // draw; the recompute replays draws from the saved generator state.
+    static const c10::Symbol kDropoutMasked =
+        c10::Symbol::fromQualString("memopt::dropout_masked");
+    if (kind == kDropoutMasked)
+      return;
     TORCH_CHECK(!node->hasSideEffects(), "memopt::checkpoint(region '",
                 regionName,
                 "'): the graph has a side effect that the "

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BackwardChecks.h"
+#include "MaskBits.h"
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
@@ -26,49 +27,9 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// The mask is packed and unpacked this many values (a multiple of 8) at a
-// time, so that the transient buffers stay small next to the tensors (the
-// memory model, lib/Analysis/MemorySimulatorOps.cpp, counts one chunk).
-constexpr int64_t kMaskChunk = int64_t(1) << 18;
-
-at::Tensor bitWeights(const at::Device &device) {
-  return at::tensor({1, 2, 4, 8, 16, 32, 64, 128},
-                    at::TensorOptions().dtype(at::kByte).device(device));
-}
-
-/// Whether each value of `result` is <= 0, packed 8 per byte in logical
-/// order, a chunk at a time (ReLU may run where memory is tight: in a
-/// recomputed region's backward). NaN is not <= 0: its gradient passes, as
-/// in threshold_backward.
-at::Tensor packNonPositiveMask(const at::Tensor &result) {
-  const int64_t n = result.numel();
-  at::Tensor flat = result.reshape({-1});
-  at::Tensor bits =
-      at::empty({(n + 7) / 8},
-                at::TensorOptions().dtype(at::kByte).device(result.device()));
-  const at::Tensor weights = bitWeights(result.device());
-  for (int64_t begin = 0; begin < n; begin += kMaskChunk) {
-    const int64_t count = std::min(kMaskChunk, n - begin);
-    at::Tensor bytes = flat.slice(0, begin, begin + count).le(0).to(at::kByte);
-    if (count % 8)
-      bytes = at::constant_pad_nd(bytes, {0, 8 - count % 8}, 0);
-    bits.slice(0, begin / 8, begin / 8 + bytes.numel() / 8)
-        .copy_(bytes.view({-1, 8}).mul_(weights).sum(1, false, at::kByte));
-  }
-  return bits;
-}
-
-/// Values [begin, begin + count) of a packed mask, as bool.
-at::Tensor unpackMask(const at::Tensor &bits, int64_t begin, int64_t count) {
-  const int64_t firstByte = begin / 8;
-  const int64_t lastByte = (begin + count + 7) / 8;
-  at::Tensor bytes = bits.slice(0, firstByte, lastByte)
-                         .unsqueeze(1)
-                         .bitwise_and(bitWeights(bits.device()))
-                         .ne(0)
-                         .view({-1});
-  return bytes.slice(0, begin - firstByte * 8, begin - firstByte * 8 + count);
-}
+/// Whether a value of ReLU's result is <= 0 (NaN is not: its gradient
+/// passes, as in threshold_backward).
+at::Tensor isNonPositive(const at::Tensor &chunk) { return chunk.le(0); }
 
 /// threshold_backward(grad, result, 0) from the packed `result <= 0` mask.
 at::Tensor maskedGrad(const at::Tensor &grad, const at::Tensor &bits,
@@ -97,7 +58,7 @@ struct ReluMaskedFunction
     } else {
       result = at::relu(self);
     }
-    ctx->save_for_backward({packNonPositiveMask(result)});
+    ctx->save_for_backward({packMask(result, isNonPositive)});
     ctx->saved_data["sizes"] = result.sizes().vec();
     return result;
   }

@@ -4,10 +4,13 @@
 //       + b 16 + y 2048 = 4032.
 // linear: 2 * (8*16 outputs) * 4 = 1024 flops; bytes = 128 + 256 + 64 + 512.
 // relu: one flop per element (512), reads and writes 2048 bytes each.
+// dropout: its random draws cost as much as 40 elementwise flops a value
+// (512 values: 20480).
 // view: free.
 // CHECK-LABEL: cost-model @costs
 // CHECK: aten::conv2d class Conv flops 27648 bytes 4032
 // CHECK: aten::relu class Elementwise flops 512 bytes 4096
+// CHECK: aten::dropout class Elementwise flops 20480 bytes 4096
 // CHECK: aten::view class View flops 0 bytes 0
 // CHECK: aten::linear class Matmul flops 1024 bytes 960
 // CHECK: recompute-all seconds
@@ -20,7 +23,8 @@ func.func @costs(%x: tensor<2x3x8x8xf32>, %a: tensor<8x4xf32>) -> tensor<8x16xf3
       [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, [1, 1], [1, 1], [1, 1], 1]
       : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
   %r = memopt.op "aten::relu"(%y) [#memopt.arg<0>] : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
-  %v = memopt.op "aten::view"(%r) [#memopt.arg<0>, [2, -1]] : (tensor<2x4x8x8xf32>) -> tensor<2x256xf32>
+  %d = memopt.op "aten::dropout"(%r) [#memopt.arg<0>, 0.1, true] {nondeterministic} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %v = memopt.op "aten::view"(%d) [#memopt.arg<0>, [2, -1]] : (tensor<2x4x8x8xf32>) -> tensor<2x256xf32>
   %fw = memopt.param "fc.weight" : tensor<16x4xf32>
   %fb = memopt.param "fc.bias" : tensor<16xf32>
   %h = memopt.op "aten::linear"(%a, %fw, %fb) [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>]

@@ -163,9 +163,33 @@ func.func @saved_input_sparse(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>) -> tenso
 // -----
 
 func.func @mask_on_sigmoid(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{saved_form #memopt.saved<mask> is not supported on 'aten::sigmoid' (mask: aten::relu, aten::relu_; indices: aten::max_pool2d)}}
+  // expected-error @+1 {{saved_form #memopt.saved<mask> is not supported on 'aten::sigmoid' (mask: aten::relu, aten::relu_, aten::dropout; indices: aten::max_pool2d)}}
   %0 = memopt.op "aten::sigmoid"(%x) [#memopt.arg<0>] {saved_form = #memopt.saved<mask>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @mask_on_feature_dropout(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  // expected-error @+1 {{saved_form #memopt.saved<mask> is not supported on 'aten::feature_dropout'}}
+  %0 = memopt.op "aten::feature_dropout"(%x) [#memopt.arg<0>, 5.000000e-01, true] {nondeterministic, saved_form = #memopt.saved<mask>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+func.func @mask_on_dropout_overload(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{saved_form #memopt.saved<mask> is not supported on 'aten::dropout'}}
+  %0 = memopt.op "aten::dropout"(%x) [#memopt.arg<0>, 5.000000e-01, true] {nondeterministic, overload = "out", saved_form = #memopt.saved<mask>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @mask_on_dropout_integer(%x: tensor<2x3xi64>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{saved_form needs a statically shaped floating-point tensor as operand 0}}
+  %0 = memopt.op "aten::dropout"(%x) [#memopt.arg<0>, 5.000000e-01, true] {nondeterministic, saved_form = #memopt.saved<mask>} : (tensor<2x3xi64>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
 }
 
 // -----

@@ -33,8 +33,12 @@ func.func @graph(%x: tensor<8x3x32x32xf32>) -> tensor<8x16x32x32xf32> {
   // CHECK: memopt.op "aten::dropout"(%{{.*}}) [#memopt.arg<0>, 5.000000e-01, true] {nondeterministic, overload = ""}
   %d = memopt.op "aten::dropout"(%y) [#memopt.arg<0>, 0.5, true] {nondeterministic, overload = ""}
       : (tensor<8x16x32x32xf32>) -> tensor<8x16x32x32xf32>
+  // A dropout that keeps a bit per value for backward.
+  // CHECK: memopt.op "aten::dropout"(%{{.*}}) [#memopt.arg<0>, 1.000000e-01, true] {nondeterministic, overload = "", saved_form = #memopt.saved<mask>}
+  %dm = memopt.op "aten::dropout"(%d) [#memopt.arg<0>, 0.1, true] {nondeterministic, overload = "", saved_form = #memopt.saved<mask>}
+      : (tensor<8x16x32x32xf32>) -> tensor<8x16x32x32xf32>
   // CHECK: memopt.op "aten::gelu"(%{{.*}}) [#memopt.arg<0>, "tanh"]
-  %g = memopt.op "aten::gelu"(%d) [#memopt.arg<0>, "tanh"]
+  %g = memopt.op "aten::gelu"(%dm) [#memopt.arg<0>, "tanh"]
       : (tensor<8x16x32x32xf32>) -> tensor<8x16x32x32xf32>
   // CHECK: memopt.op "aten::sum"(%{{.*}}) [#memopt.arg<0>, [0, [2, 3]], false, #memopt.none]
   %r = memopt.op "aten::sum"(%g) [#memopt.arg<0>, [0, [2, 3]], false, #memopt.none]

@@ -53,3 +53,64 @@ func.func @relu_then_conv(%x: tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32> {
   %s = memopt.op "aten::add"(%o, %q) [#memopt.arg<0>, #memopt.arg<1>, 1] {overload = "Tensor"} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
   return %s : tensor<2x4x8x8xf32>
 }
+
+// -----
+
+// Dropouts: eager's CPU kernel keeps an input-sized noise tensor
+// (16x64xf32: 4 KiB); the masked form keeps 1024 bits (128 bytes). A
+// dropout whose p is only known at run time is masked too (the runtime falls
+// back to ATen outside training); p = 0 (returns its input), training off
+// and an input without gradient keep nothing (the first two return their
+// input itself, which the memory model knows), and stay. Prefix DROP has the option
+// off, prefix CUDA the pipeline for device=cuda (ATen's CUDA dropout keeps a byte
+// mask of its own).
+// RUN: memopt-opt %s --split-input-file --memopt-insert-compression="dropout-masks=false" | FileCheck %s --check-prefix=DROP
+// RUN: memopt-opt %s --split-input-file --memopt-pipeline="device=cuda" | FileCheck %s --check-prefix=CUDA
+// CHECK-LABEL: func.func @dropouts
+// CHECK: %[[A:.*]] = memopt.op "aten::dropout"(%{{.*}}) [#memopt.arg<0>, 1.000000e-01, true] {nondeterministic, overload = "", saved_form = #memopt.saved<mask>}
+// CHECK: memopt.op "aten::dropout"(%[[A]], %{{.*}}, %{{.*}}) [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>] {nondeterministic, overload = "", saved_form = #memopt.saved<mask>}
+// CHECK: memopt.op "aten::dropout"(%{{.*}}) [#memopt.arg<0>, 0.000000e+00, true] {nondeterministic, overload = ""} :
+// CHECK: memopt.op "aten::dropout"(%{{.*}}) [#memopt.arg<0>, 5.000000e-01, false] {nondeterministic, overload = ""} :
+// CHECK: memopt.op "aten::dropout"(%arg0) [#memopt.arg<0>, 5.000000e-01, true] {nondeterministic, overload = ""} :
+// DROP-LABEL: func.func @dropouts
+// DROP-NOT: saved_form
+// CUDA-LABEL: func.func @dropouts
+// CUDA-NOT: saved_form
+// BASE-LABEL: memory-model @dropouts
+// BASE: saved aten::dropout 4096
+// BASE: saved aten::dropout 4096
+// BASE-NOT: saved aten::dropout
+// BASE: peak
+// MODEL-LABEL: memory-model @dropouts
+// MODEL: saved aten::dropout 128
+// MODEL: saved aten::dropout 128
+// MODEL-NOT: saved aten::dropout
+// MODEL: peak
+func.func @dropouts(%x: tensor<16x64xf32>, %p: f64, %train: i1) -> tensor<16x64xf32> {
+  %w = memopt.param "fc.weight" : tensor<64x64xf32>
+  %y = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+  %a = memopt.op "aten::dropout"(%y) [#memopt.arg<0>, 0.1, true] {nondeterministic, overload = ""} : (tensor<16x64xf32>) -> tensor<16x64xf32>
+  %b = memopt.op "aten::dropout"(%a, %p, %train) [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>] {nondeterministic, overload = ""} : (tensor<16x64xf32>, f64, i1) -> tensor<16x64xf32>
+  %c = memopt.op "aten::dropout"(%b) [#memopt.arg<0>, 0.0, true] {nondeterministic, overload = ""} : (tensor<16x64xf32>) -> tensor<16x64xf32>
+  %d = memopt.op "aten::dropout"(%c) [#memopt.arg<0>, 0.5, false] {nondeterministic, overload = ""} : (tensor<16x64xf32>) -> tensor<16x64xf32>
+  %e = memopt.op "aten::dropout"(%x) [#memopt.arg<0>, 0.5, true] {nondeterministic, overload = ""} : (tensor<16x64xf32>) -> tensor<16x64xf32>
+  %s = memopt.op "aten::add"(%d, %e) [#memopt.arg<0>, #memopt.arg<1>, 1] {overload = "Tensor"} : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %s : tensor<16x64xf32>
+}
+
+// -----
+
+// A dropout of a transposed tensor (multi-head attention's output) stays:
+// the runtime leaves a strided input to at::dropout, whose noise PyTorch
+// 1.13 lays out contiguously and later versions like the input.
+// CHECK-LABEL: func.func @dropout_of_transpose
+// CHECK: memopt.op "aten::dropout"(%{{.*}}) [#memopt.arg<0>, 1.000000e-01, true] {nondeterministic, overload = ""} :
+// MODEL-LABEL: memory-model @dropout_of_transpose
+// MODEL: saved aten::dropout 4096
+func.func @dropout_of_transpose(%x: tensor<16x64xf32>) -> tensor<64x16xf32> {
+  %w = memopt.param "fc.weight" : tensor<64x64xf32>
+  %y = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+  %t = memopt.op "aten::transpose"(%y) [#memopt.arg<0>, 0, 1] {overload = "int", views = array<i64: 0>} : (tensor<16x64xf32>) -> tensor<64x16xf32>
+  %d = memopt.op "aten::dropout"(%t) [#memopt.arg<0>, 0.1, true] {nondeterministic, overload = ""} : (tensor<64x16xf32>) -> tensor<64x16xf32>
+  return %d : tensor<64x16xf32>
+}

@@ -1,6 +1,7 @@
-"""memopt::relu_masked(_) and memopt::max_pool2d_lean: ATen's ReLU and
-max-pool that keep a bit per value (ReLU) or only the argmax indices
-(max-pool) for backward. Outputs and gradients must equal eager PyTorch's
+"""memopt::relu_masked(_), memopt::dropout_masked and
+memopt::max_pool2d_lean: ATen's ReLU, dropout and max-pool that keep a bit
+per value (ReLU, dropout) or only the argmax indices (max-pool) for
+backward. Outputs and gradients must equal eager PyTorch's
 bit for bit, NaN and signed zeros included; the tensors eager keeps are
 freed after forward."""
 import pytest
@@ -143,3 +144,116 @@ def test_memory_a_stem_keeps(runtime):
     # its 16-channel statistics, the indices and the output.
     assert eager >= result + indices + output
     assert lean <= result // 32 + indices + output + 1024
+
+
+# --- memopt::dropout_masked -------------------------------------------------
+
+def dropout_both(runtime, x, p, grad, train=True, seed=5):
+    """Eager F.dropout and memopt::dropout_masked from one generator state:
+    outputs, input gradients and the next random draw of each."""
+    results = []
+    for fn in (lambda t: F.dropout(t, p, train),
+               lambda t: runtime.dropout_masked(t, p, train)):
+        torch.manual_seed(seed)
+        a = x.clone().requires_grad_()
+        y = fn(a * 1.0)
+        after = torch.rand(4)
+        y.backward(grad)
+        results.append((y.detach(), a.grad, after))
+    return results
+
+
+@pytest.mark.parametrize("shape", SHAPES + [(32, 65, 128)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("p", [0.1, 0.5, 1 / 3])
+def test_dropout_masked_matches_eager(runtime, shape, dtype, p):
+    gen = torch.Generator().manual_seed(len(shape))
+    x = special_values(torch.randn(shape, generator=gen, dtype=dtype))
+    grad = special_values(torch.randn(shape, generator=gen, dtype=dtype))
+    (ya, ga, ra), (yb, gb, rb) = dropout_both(runtime, x, p, grad)
+    assert same(ya, yb) and same(ga, gb) and torch.equal(ra, rb)
+
+
+def test_dropout_masked_bfloat16(runtime):
+    """Packed by the compressor's kernel, rebuilt a chunk at a time (ATen's
+    CPU bernoulli has no float16 kernel in PyTorch 1.13)."""
+    dtype = torch.bfloat16
+    gen = torch.Generator().manual_seed(9)
+    x = torch.randn(300001, generator=gen).to(dtype)
+    grad = torch.randn(300001, generator=gen).to(dtype)
+    (ya, ga, ra), (yb, gb, rb) = dropout_both(runtime, x, 0.3, grad)
+    bits = lambda t: t.view(torch.int16)
+    assert torch.equal(bits(ya), bits(yb)) and torch.equal(bits(ga), bits(gb))
+    assert torch.equal(ra, rb)
+
+
+@pytest.mark.parametrize("p,train", [(0.0, True), (1.0, True), (0.5, False)])
+def test_dropout_masked_edge_cases_run_aten(runtime, p, train):
+    x, grad = torch.randn(6, 7), torch.randn(6, 7)
+    (ya, ga, ra), (yb, gb, rb) = dropout_both(runtime, x, p, grad, train)
+    assert same(ya, yb) and same(ga, gb) and torch.equal(ra, rb)
+
+
+@pytest.mark.parametrize("input_t", [False, True])
+@pytest.mark.parametrize("grad_t", [False, True])
+def test_dropout_masked_strided_input_and_gradient(runtime, input_t, grad_t):
+    """A transposed input (attention's output before its dropout) runs
+    at::dropout (PyTorch versions lay out its noise differently); a strided
+    gradient is multiplied by the whole rebuilt noise. Outputs, gradients
+    and draws as eager, strides included."""
+    x = torch.randn(40, 30)
+    x = x.t().contiguous().t() if input_t else x
+    grad = torch.randn(30, 40).t() if grad_t else torch.randn(40, 30)
+    (ya, ga, ra), (yb, gb, rb) = dropout_both(runtime, x, 0.2, grad)
+    assert same(ya, yb) and same(ga, gb) and torch.equal(ra, rb)
+
+
+def test_dropout_masked_rejects_bad_p_as_aten(runtime):
+    with pytest.raises(RuntimeError, match="dropout probability"):
+        runtime.dropout_masked(torch.randn(3, requires_grad=True), 1.5, True)
+
+
+def test_dropout_masked_without_grad_draws_as_eager(runtime):
+    x = torch.randn(100)
+    torch.manual_seed(2)
+    with torch.no_grad():
+        y = runtime.dropout_masked(x, 0.3, True)
+    torch.manual_seed(2)
+    assert y.grad_fn is None and torch.equal(y, F.dropout(x, 0.3, True))
+
+
+def test_dropout_masked_scripted_calls_stay_apart(runtime):
+    """TorchScript's common-subexpression pass merges two calls of a pure op
+    on one input (relu_masked); two dropout calls draw twice, so the op is
+    registered with conservative aliasing and both stay."""
+    @torch.jit.script
+    def twice(x):
+        y = x * 2
+        a = torch.ops.memopt.dropout_masked(y, 0.5, True)
+        b = torch.ops.memopt.dropout_masked(y, 0.5, True)
+        return a + b
+
+    @torch.jit.script
+    def relu_twice(x):
+        y = x * 2
+        return torch.ops.memopt.relu_masked(y) + torch.ops.memopt.relu_masked(y)
+
+    for fn, kept in ((twice, 2), (relu_twice, 1)):
+        graph = fn.graph.copy()
+        torch._C._jit_pass_cse(graph)
+        assert str(graph).count("memopt::") == kept, graph
+    a = twice(torch.ones(1000, requires_grad=True))
+    assert len(a.unique()) == 3  # 0, 2 and 4: the two masks differ
+
+
+def test_memory_dropout_keeps_a_bit_per_value(runtime):
+    """Eager keeps the float noise (4 bytes a value); the masked op 1 bit."""
+    runtime.enable_memory_stats()
+    x = torch.randn(64, 128, 128, requires_grad=True)
+    eager = held_after_forward(runtime, lambda: F.dropout(x * 1, 0.1))
+    lean = held_after_forward(
+        runtime, lambda: runtime.dropout_masked(x * 1, 0.1, True))
+    numel = x.numel()
+    # Both hold the output; nothing keeps x * 1 (the noise needs no grad).
+    assert eager >= 2 * numel * 4
+    assert lean <= numel * 4 + numel // 8 + 4096

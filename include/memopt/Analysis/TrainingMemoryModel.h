@@ -20,6 +20,7 @@
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir::memopt {
@@ -67,6 +68,11 @@ public:
     auto it = savedValues.find(op);
     return it == savedValues.end() ? ArrayRef<Value>() : it->second;
   }
+  /// Whether `value` is laid out contiguously at run time, as the model
+  /// follows transposes and permutes through views and elementwise ops.
+  bool isContiguous(Value value) const {
+    return !nonContiguous.contains(value);
+  }
   /// Bytes live at the end of forward (saved tensors and outputs).
   int64_t getEndOfForwardBytes() const { return endOfForwardBytes; }
   /// Parameters, buffers and inputs, plus one gradient per trainable param.
@@ -81,6 +87,7 @@ private:
   SmallVector<TimelineEntry> timeline;
   llvm::DenseMap<Operation *, int64_t> savedBytes;
   llvm::DenseMap<Operation *, SmallVector<Value, 2>> savedValues;
+  llvm::DenseSet<Value> nonContiguous;
   SmallVector<Operation *> unknownOps;
   int64_t peakBytes = 0, endOfForwardBytes = 0, residentBytes = 0;
   unsigned peakIndex = ~0u;

@@ -33,7 +33,8 @@ def Memopt_OffloadKind : I32EnumAttr<"OffloadKind",
 
 def Memopt_SavedForm : I32EnumAttr<"SavedForm",
     "what autograd keeps of an activation instead of the tensor", [
-      // One bit per value: where the gradient passes (ReLU's result > 0).
+      // One bit per value: where the gradient passes (ReLU's result > 0,
+      // the values dropout kept).
       I32EnumAttrCase<"mask", 0>,
       // A max-pool's argmax indices and its input's shape, not its input.
       I32EnumAttrCase<"indices", 1>,

@@ -45,7 +45,10 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     the tensor) replaces what autograd saves by what the backward formula
     reads: `#memopt.saved<mask>` on `aten::relu` / `aten::relu_` keeps one
     bit per value (where the result is positive) instead of the result
-    (`memopt::relu_masked`); `#memopt.saved<indices>` on `aten::max_pool2d`
+    (`memopt::relu_masked`), and on `aten::dropout` one bit per value
+    (whether it was kept) instead of the input-sized noise tensor ATen's CPU
+    dropout keeps (`memopt::dropout_masked`, which makes the same random
+    draws); `#memopt.saved<indices>` on `aten::max_pool2d`
     keeps the argmax indices and the input's shape but not the input
     (`memopt::max_pool2d_lean`). Gradients are unchanged, bit for bit.
 

@@ -98,7 +98,12 @@ def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"
     and `aten::relu_` get `saved_form = #memopt.saved<mask>` (one bit per
     value of the result: where the gradient passes). Gradients are
     unchanged bit for bit; a ReLU feeding a convolution gains nothing, since
-    the convolution keeps the same tensor.
+    the convolution keeps the same tensor. With `dropout-masks` too (off in
+    the pipeline for `device=cuda`), `aten::dropout` gets
+    `saved_form = #memopt.saved<mask>`: autograd keeps one bit per value
+    (whether it was kept) instead of the input-sized noise tensor that
+    ATen's CPU dropout saves (`memopt::dropout_masked`; same draws, same
+    bits).
 
     With `batch-norm-by-channel` (off in the pipeline for `device=cuda`),
     every training-mode `aten::batch_norm` whose input spans more than four
@@ -118,6 +123,9 @@ def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"
            "Pack binary inputs that convolutions and linear layers save">,
     Option<"savedForms", "saved-forms", "bool", "true",
            "Keep ReLU masks and max-pool indices instead of tensors">,
+    Option<"dropoutMasks", "dropout-masks", "bool", "true",
+           "With saved-forms, keep dropout masks instead of noise tensors "
+           "(CPU plans)">,
     Option<"batchNormByChannel", "batch-norm-by-channel", "bool", "true",
            "Run large training-mode batch-norm backwards by channel "
            "(CPU plans)">,

@@ -97,6 +97,7 @@ extern const char *const kLinearPackedSchema;
 extern const char *const kMulPackedSchema;
 extern const char *const kReluMaskedSchema;
 extern const char *const kReluMaskedInplaceSchema;
+extern const char *const kDropoutMaskedSchema;
 extern const char *const kMaxPool2dLeanSchema;
 extern const char *const kBatchNormByChannelSchema;
 
@@ -128,8 +129,8 @@ LogicalResult emitRuntimeCall(TorchOp op, const llvm::Twine &what,
                               llvm::ArrayRef<torch::jit::Value *> inputs,
                               torch::jit::Graph &graph, ValueMap &values);
 
-/// Emits a `memopt.op` carrying `saved_form` as memopt::relu_masked(_) or
-/// memopt::max_pool2d_lean, with `inputs` built in the ATen op's order.
+/// Emits a `memopt.op` carrying `saved_form` as memopt::relu_masked(_),
+/// memopt::dropout_masked or memopt::max_pool2d_lean, with `inputs` built in the ATen op's order.
 LogicalResult emitSavedFormOp(TorchOp op, const c10::FunctionSchema *schema,
                               std::vector<torch::jit::Value *> inputs,
                               torch::jit::Graph &graph, ValueMap &values);

@@ -35,6 +35,8 @@ const char *const exporter::kReluMaskedSchema =
     "memopt::relu_masked(Tensor self) -> Tensor";
 const char *const exporter::kReluMaskedInplaceSchema =
     "memopt::relu_masked_(Tensor(a!) self) -> Tensor(a!)";
+const char *const exporter::kDropoutMaskedSchema =
+    "memopt::dropout_masked(Tensor input, float p, bool train) -> Tensor";
 const char *const exporter::kMaxPool2dLeanSchema =
     "memopt::max_pool2d_lean(Tensor self, int[] kernel_size, int[] stride, "
     "int[] padding, int[] dilation, bool ceil_mode) -> Tensor";
@@ -47,7 +49,8 @@ static const char *const kRuntimeSchemas[] = {
     exporter::kCheckpointSchema,   exporter::kConvPackedSchema,
     exporter::kLinearPackedSchema, exporter::kMulPackedSchema,
     exporter::kReluMaskedSchema,   exporter::kReluMaskedInplaceSchema,
-    exporter::kMaxPool2dLeanSchema, exporter::kBatchNormByChannelSchema};
+    exporter::kMaxPool2dLeanSchema, exporter::kBatchNormByChannelSchema,
+    exporter::kDropoutMaskedSchema};
 
 /// The operator symbol of a schema string ("memopt::checkpoint").
 static c10::Symbol symbolOf(const c10::FunctionSchema &schema) {
@@ -63,8 +66,11 @@ std::vector<c10::RegistrationHandleRAII> exporter::declareRuntimeOps() {
     if (!torch::jit::getAllOperatorsFor(symbolOf(schema)).empty())
       continue;
     // As TORCH_LIBRARY's def in the runtime: aliasing as the schema says
-    // (relu_masked_ writes its input).
-    schema.setAliasAnalysis(c10::AliasAnalysisKind::FROM_SCHEMA);
+    // (relu_masked_ writes its input), except that dropout_masked draws
+    // random numbers, so TorchScript must neither merge nor drop its calls.
+    schema.setAliasAnalysis(text == exporter::kDropoutMaskedSchema
+                                ? c10::AliasAnalysisKind::CONSERVATIVE
+                                : c10::AliasAnalysisKind::FROM_SCHEMA);
     handles.push_back(c10::Dispatcher::singleton().registerDef(
         std::move(schema), "memopt TorchScript exporter (schema only)"));
   }

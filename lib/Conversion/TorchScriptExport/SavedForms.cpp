@@ -1,7 +1,8 @@
 //===- SavedForms.cpp - Masks, indices, batch-norm backward by channel ----===//
 //
 // `memopt.op "aten::relu_"(...) {saved_form = #memopt.saved<mask>}` becomes
-// memopt::relu_masked_ (relu: memopt::relu_masked),
+// memopt::relu_masked_ (relu: memopt::relu_masked; dropout:
+// memopt::dropout_masked),
 // `memopt.op "aten::max_pool2d"(...) {saved_form = #memopt.saved<indices>}`
 // becomes memopt::max_pool2d_lean, and `memopt.op "aten::batch_norm"(...)
 // {backward = #memopt.backward<by_channel>}` memopt::batch_norm_by_channel,
@@ -43,6 +44,10 @@ LogicalResult exporter::emitSavedFormOp(TorchOp op,
     runtimeSchema = kReluMaskedInplaceSchema;
     runtimeName = "memopt::relu_masked_";
     arity = 1;
+  } else if (form.getForm() == SavedForm::mask && name == "aten::dropout") {
+    runtimeSchema = kDropoutMaskedSchema;
+    runtimeName = "memopt::dropout_masked";
+    arity = 3;
   } else if (form.getForm() == SavedForm::indices &&
              name == "aten::max_pool2d") {
     runtimeSchema = kMaxPool2dLeanSchema;
@@ -54,8 +59,9 @@ LogicalResult exporter::emitSavedFormOp(TorchOp op,
   if (inputs.size() != arity)
     return fail("expected " + Twine(arity) +
                 " arguments in schema order, got " + Twine(inputs.size()));
-  // A single int for an int[2] argument (traced code) broadcasts.
-  for (size_t index = 1; index < arity && index < 5; ++index) {
+  // A single int for max-pool's int[2] arguments (traced code) broadcasts.
+  for (size_t index = 1; form.getForm() == SavedForm::indices && index < 5;
+       ++index) {
     torch::jit::Value *&value = inputs[index];
     if (value->type()->kind() == c10::TypeKind::IntType)
       value = graph
