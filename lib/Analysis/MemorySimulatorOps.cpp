@@ -239,7 +239,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     // Without grad the op still computes it (dropout's noise), then drops it.
     (record_ && !maskedNoise ? node.saved : temps).push_back(id);
   }
-  if (maskedNoise && op->getNumOperands())
+  if (maskedNoise)
     saveMaskOf(op->getOperand(0), node);
   if (record_) {
     for (auto [value, fresh] : node.grads)

@@ -46,9 +46,6 @@ at::Tensor packDraws(const at::Tensor &draws) {
                              firstInvalid);
 }
 
-/// out = grad * noise for contiguous float / double tensors in one pass: the
-/// noise value is `scale` where a bit is set, else +0, as eager's noise
-/// holds, so every product is eager's.
 /// Values [begin, begin + count) of the noise: the kept ones as 1.0 in
 /// `dtype`, divided by (1 - p) as at::dropout divides them.
 at::Tensor noiseOf(const at::Tensor &bits, int64_t begin, int64_t count,
@@ -93,7 +90,6 @@ struct DropoutMaskedFunction
     ctx->save_for_backward({packDraws(noise)});
     noise.div_(1 - p);
     ctx->saved_data["p"] = p;
-
     return input * noise;
   }
 
