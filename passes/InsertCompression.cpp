@@ -76,19 +76,19 @@ bool hasChunkedBackward(TorchOp op) {
              type.getDimSize(1), bytes) < bytes;
 }
 
-/// A dropout whose noise autograd keeps (it draws any: a constant p in
-/// (0, 1) or one known at run time, in training or not known to be off), on
-/// a contiguous input (the runtime leaves a strided one to at::dropout).
+/// A dropout whose noise autograd keeps (a constant p in (0, 1) or one known
+/// at run time; training on or known at run time), on a contiguous input
+/// (the runtime leaves a strided one to at::dropout).
 bool keepsDropoutNoise(TorchOp op, const TrainingMemoryModel &memory) {
   if (op.getName() != "aten::dropout" || op.getOverload().value_or("") != "" ||
       op.getArgs().size() != 3 || op.getNumOperands() == 0 ||
       !isStaticFloatTensor(op.getOperand(0)) || memory.getSavedBytes(op) <= 0 ||
       !memory.isContiguous(op.getOperand(0)))
     return false;
+  // A constant p = 0 or training off saves nothing (the memory model knows
+  // those return their input); p = 1 (all zeros) stays with at::dropout.
   auto p = dyn_cast<FloatAttr>(op.getArgs()[1]);
-  auto train = dyn_cast<BoolAttr>(op.getArgs()[2]);
-  return (!p || (p.getValueAsDouble() > 0 && p.getValueAsDouble() < 1)) &&
-         (!train || train.getValue());
+  return !p || (p.getValueAsDouble() > 0 && p.getValueAsDouble() < 1);
 }
 
 /// Max-pools first (they stop keeping their input, often a ReLU's result),

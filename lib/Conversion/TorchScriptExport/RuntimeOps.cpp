@@ -45,12 +45,25 @@ const char *const exporter::kBatchNormByChannelSchema =
     "Tensor? bias, Tensor(a!)? running_mean, Tensor(b!)? running_var, "
     "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor";
 
-static const char *const kRuntimeSchemas[] = {
-    exporter::kCheckpointSchema,   exporter::kConvPackedSchema,
-    exporter::kLinearPackedSchema, exporter::kMulPackedSchema,
-    exporter::kReluMaskedSchema,   exporter::kReluMaskedInplaceSchema,
-    exporter::kMaxPool2dLeanSchema, exporter::kBatchNormByChannelSchema,
-    exporter::kDropoutMaskedSchema};
+/// A runtime schema and its alias analysis, as TORCH_LIBRARY's def in the
+/// runtime declares it: as the schema says (relu_masked_ writes its input),
+/// or conservative for dropout_masked, which draws random numbers, so that
+/// TorchScript neither merges nor drops its calls.
+struct RuntimeSchema {
+  const char *text;
+  c10::AliasAnalysisKind aliasAnalysis = c10::AliasAnalysisKind::FROM_SCHEMA;
+};
+
+static const RuntimeSchema kRuntimeSchemas[] = {
+    {exporter::kCheckpointSchema},
+    {exporter::kConvPackedSchema},
+    {exporter::kLinearPackedSchema},
+    {exporter::kMulPackedSchema},
+    {exporter::kReluMaskedSchema},
+    {exporter::kReluMaskedInplaceSchema},
+    {exporter::kMaxPool2dLeanSchema},
+    {exporter::kBatchNormByChannelSchema},
+    {exporter::kDropoutMaskedSchema, c10::AliasAnalysisKind::CONSERVATIVE}};
 
 /// The operator symbol of a schema string ("memopt::checkpoint").
 static c10::Symbol symbolOf(const c10::FunctionSchema &schema) {
@@ -59,18 +72,13 @@ static c10::Symbol symbolOf(const c10::FunctionSchema &schema) {
 
 std::vector<c10::RegistrationHandleRAII> exporter::declareRuntimeOps() {
   std::vector<c10::RegistrationHandleRAII> handles;
-  for (const char *text : kRuntimeSchemas) {
-    c10::FunctionSchema schema = torch::jit::parseSchema(text);
+  for (const RuntimeSchema &runtime : kRuntimeSchemas) {
+    c10::FunctionSchema schema = torch::jit::parseSchema(runtime.text);
     // Loaded runtime (or an earlier declaration still alive): keep it; the
-    // emitters compare its schema with `text` before using it.
+    // emitters compare its schema with `runtime.text` before using it.
     if (!torch::jit::getAllOperatorsFor(symbolOf(schema)).empty())
       continue;
-    // As TORCH_LIBRARY's def in the runtime: aliasing as the schema says
-    // (relu_masked_ writes its input), except that dropout_masked draws
-    // random numbers, so TorchScript must neither merge nor drop its calls.
-    schema.setAliasAnalysis(text == exporter::kDropoutMaskedSchema
-                                ? c10::AliasAnalysisKind::CONSERVATIVE
-                                : c10::AliasAnalysisKind::FROM_SCHEMA);
+    schema.setAliasAnalysis(runtime.aliasAnalysis);
     handles.push_back(c10::Dispatcher::singleton().registerDef(
         std::move(schema), "memopt TorchScript exporter (schema only)"));
   }
