@@ -21,3 +21,22 @@ function(memopt_link_torch target)
   # LLVM's build settings turn exceptions off; LibTorch reports errors by throwing.
   target_compile_options(${target} PRIVATE -fexceptions)
 endfunction()
+
+if(MEMOPT_BUILD_COMPILER OR MEMOPT_BUILD_TESTS)
+  # The Python that runs the generators and the end-to-end tests must import the
+  # PyTorch whose LibTorch is linked: the saved-tensor table is derived from it.
+  execute_process(
+    COMMAND ${MEMOPT_PYTHON} -c "import torch; print(torch.__version__)"
+    OUTPUT_VARIABLE MEMOPT_PYTHON_TORCH_VERSION OUTPUT_STRIP_TRAILING_WHITESPACE
+    ERROR_VARIABLE python_torch_error RESULT_VARIABLE python_torch_rc)
+  if(NOT python_torch_rc EQUAL 0)
+    message(FATAL_ERROR "memopt: ${MEMOPT_PYTHON} cannot import torch; pass "
+      "-DMEMOPT_PYTHON=<python whose torch is ${Torch_VERSION}>")
+  endif()
+  string(REGEX MATCH "^[0-9]+\\.[0-9]+\\.[0-9]+" python_torch_release "${MEMOPT_PYTHON_TORCH_VERSION}")
+  if(NOT python_torch_release VERSION_EQUAL Torch_VERSION)
+    message(FATAL_ERROR "memopt: ${MEMOPT_PYTHON} imports PyTorch ${MEMOPT_PYTHON_TORCH_VERSION} "
+      "but LibTorch is ${Torch_VERSION}; pass -DMEMOPT_PYTHON=<python of the same PyTorch> "
+      "or CMAKE_PREFIX_PATH=<that python's torch.utils.cmake_prefix_path>")
+  endif()
+endif()

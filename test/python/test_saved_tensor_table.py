@@ -2,19 +2,22 @@
 what PyTorch's autograd really saves.
 
 Re-derives every row with scripts/gen_saved_tensor_table.py on this PyTorch,
-and compares it with (1) the checked-in lib/Analysis/SavedTensorTable.def and
-(2) the table memopt-opt was built with (`-memopt-test-memory-model=
-dump-table=1`). Any disagreement fails and names the rows.
+and compares it with (1) the table the build generated from its PyTorch
+(<build>/lib/Analysis/SavedTensorTable.def) and (2) the table memopt-opt was
+built with (`-memopt-test-memory-model=dump-table=1`). Any disagreement fails and names the rows.
 """
 import importlib.util
 import re
 import subprocess
 
 import pytest
+import torch
 
 from conftest import REPO, tool_path
 
-DEF = REPO / "lib" / "Analysis" / "SavedTensorTable.def"
+
+def generated_table():
+    return tool_path("memopt-opt").parents[1] / "lib" / "Analysis" / "SavedTensorTable.def"
 
 
 def load_generator():
@@ -37,9 +40,14 @@ def diff(expected, actual):
     return f"PyTorch says but table lacks: {missing}\ntable says but PyTorch does not: {extra}"
 
 
-def test_checked_in_table_matches_pytorch(derived):
+def test_generated_table_matches_pytorch(derived):
+    """The build derived its table from the PyTorch this process imports."""
+    text = generated_table().read_text()
+    assert f"from PyTorch {torch.__version__} " in text.splitlines()[0], (
+        f"{generated_table()} was not generated from PyTorch {torch.__version__}: "
+        f"{text.splitlines()[0]}")
     rows = set()
-    for line in DEF.read_text().splitlines():
+    for line in text.splitlines():
         m = re.match(r'MEMOPT_SAVED_OP\("(.*)", "(.*)", "(.*)", "(.*)", "(.*)"\)', line)
         if m:
             rows.add("|".join(m.groups()))

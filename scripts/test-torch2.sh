@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Builds memopt against PyTorch 2.x and runs the whole ctest suite there.
+#
+# PyTorch 2.x comes from Debian 13 ("trixie"): a minimal trixie root is made
+# once with debootstrap in a cache folder outside the checkout, the packages
+# memopt needs are installed in it, and the checkout is bind-mounted into it
+# at its own path, so the build folder ($MEMOPT_TORCH2_BUILD_DIR, default
+# build-torch2/) and every message name the same paths as on the host. A
+# second run reuses the root and rebuilds only what changed.
+#
+#   MEMOPT_TORCH2_ROOT   where the trixie root lives
+#                        (default /var/cache/memopt/trixie-root)
+#   MEMOPT_TORCH2_BUILD_DIR  build folder (default <checkout>/build-torch2)
+#
+# Usage: scripts/test-torch2.sh [ctest arguments...]   (needs root: chroot)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CHROOT="${MEMOPT_TORCH2_ROOT:-/var/cache/memopt/trixie-root}"
+BUILD="${MEMOPT_TORCH2_BUILD_DIR:-$ROOT/build-torch2}"
+MIRROR="${MEMOPT_TORCH2_MIRROR:-http://deb.debian.org/debian}"
+
+# What scripts/setup.sh installs on Debian 12, under trixie's names.
+PACKAGES=(
+  ca-certificates cmake ninja-build g++ git
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  libtorch-dev python3-torch python3-torchvision python3-pytest
+  googletest libgtest-dev
+  zlib1g-dev libzstd-dev libcurl4-openssl-dev libedit-dev libxml2-dev libffi-dev
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "test-torch2: needs root (debootstrap, mount, chroot); run it with sudo" >&2
+  exit 1
+fi
+
+host_install() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+# 1. The root: made once; an interrupted debootstrap leaves no stamp and is redone.
+if [ ! -f "$CHROOT/.memopt-debootstrap-done" ]; then
+  host_install debootstrap debian-archive-keyring
+  echo "test-torch2: making a Debian trixie root in $CHROOT (once)"
+  rm -rf "$CHROOT"
+  mkdir -p "$CHROOT"
+  debootstrap --variant=minbase trixie "$CHROOT" "$MIRROR" >"$CHROOT.debootstrap.log" 2>&1 || {
+    echo "test-torch2: debootstrap failed; see $CHROOT.debootstrap.log" >&2
+    tail -5 "$CHROOT.debootstrap.log" >&2
+    exit 1
+  }
+  touch "$CHROOT/.memopt-debootstrap-done"
+fi
+
+MOUNTS=()
+cleanup() {
+  local i
+  for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
+    umount -l "${MOUNTS[$i]}" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
+bind() { # bind SOURCE TARGET-inside-root
+  mkdir -p "$CHROOT$2"
+  mountpoint -q "$CHROOT$2" || { mount --bind "$1" "$CHROOT$2" && MOUNTS+=("$CHROOT$2"); }
+}
+bind /proc /proc
+bind /sys /sys
+bind /dev /dev
+bind /dev/pts /dev/pts
+bind "$ROOT" "$ROOT"
+mkdir -p "$BUILD"
+case "$BUILD" in "$ROOT"/*) ;; *) bind "$BUILD" "$BUILD" ;; esac
+cp -L /etc/resolv.conf "$CHROOT/etc/resolv.conf" 2>/dev/null || true
+
+in_root() { chroot "$CHROOT" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+  LANG=C.UTF-8 CI="${CI:-}" "$@"; }
+
+# 2. The packages, installed again only when the list changes.
+STAMP="$CHROOT/.memopt-packages"
+if [ "$(cat "$STAMP" 2>/dev/null)" != "${PACKAGES[*]}" ]; then
+  echo "test-torch2: installing ${#PACKAGES[@]} packages in the trixie root"
+  in_root apt-get update -qq
+  in_root /usr/bin/env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    --no-install-recommends "${PACKAGES[@]}" >/dev/null
+  echo "${PACKAGES[*]}" >"$STAMP"
+fi
+echo "test-torch2: $(in_root /usr/bin/python3 -c 'import torch, torchvision; print("PyTorch", torch.__version__, "torchvision", torchvision.__version__)' 2>/dev/null)"
+
+# 3. Build and test inside the root, against its LibTorch.
+in_root /usr/bin/env -C "$ROOT" MEMOPT_BUILD_DIR="$BUILD" bash -c '
+  set -euo pipefail
+  [ -f "$MEMOPT_BUILD_DIR/build.ninja" ] ||
+    cmake -S . -B "$MEMOPT_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$MEMOPT_BUILD_DIR"
+  cd "$MEMOPT_BUILD_DIR"
+  ctest --output-on-failure -j"$(nproc)" "$@"
+' test-torch2 "$@"
