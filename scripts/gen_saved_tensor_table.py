@@ -127,13 +127,30 @@ def size_candidates(args, results):
     for k, r in enumerate(results):
         cands.append((f"like.r{k}", r.numel()))
     cands.append(("one", 1))
+    # Attention scores: the query's rows (aK) times the key's (aK+1) length.
+    for k in range(len(args) - 1):
+        q, key = tensors_of(args[k]), tensors_of(args[k + 1])
+        if q and key and q[0].dim() >= 2 and key[0].dim() >= 2:
+            cands.append((f"attn.a{k}",
+                          q[0].numel() // q[0].shape[-1] * key[0].shape[-2]))
     return cands
+
+
+def aten_overload(name, overload):
+    """torch.ops.aten's overload for a spec's name (a `[variant]` suffix
+    names rows kept apart by a constant argument, e.g. attention's
+    dropout), or None where this PyTorch has no such operator."""
+    base = name.split("::")[1].split("[")[0]
+    try:
+        return getattr(getattr(torch.ops.aten, base), overload)
+    except (AttributeError, RuntimeError):
+        return None
 
 
 def run_once(name, overload, spec_args, grad_positions, noncontig=False):
     args, leaves, pattern = materialize(spec_args, grad_positions, noncontig)
     inputs = {t.grad_fn for a in args for t in tensors_of(a) if t.grad_fn}
-    fn = getattr(getattr(torch.ops.aten, name.split("::")[1]), overload)
+    fn = aten_overload(name, overload)
     arg_keys = {}
     for k, a in enumerate(args):
         for t in tensors_of(a):
@@ -268,6 +285,8 @@ def derive_table():
     torch.manual_seed(0)
     rows = {}
     for name, overload, configs, build in SPECS:
+        if aten_overload(name, overload) is None:
+            continue  # not in this PyTorch (e.g. attention before 2.0)
         for pattern, saved, results, grads in derive_spec(name, overload,
                                                           configs, build):
             merge(rows, (name, pattern), (saved, results, grads))

@@ -26,6 +26,11 @@ IMG = [dict(n=2, c=3, h=8, w=8), dict(n=3, c=4, h=6, w=10)]
 SEQ = [dict(n=2, s=5, d=8), dict(n=3, s=7, d=6)]
 
 
+# Attention: (batch, heads, query length, key length, head dim), queries and
+# keys of different lengths so that size rules tell them apart.
+ATT = [dict(b=2, h=2, l=5, s=7, e=4), dict(b=3, h=2, l=6, s=4, e=8)]
+
+
 def img(c):
     return T(c["n"], c["c"], c["h"], c["w"])
 
@@ -67,6 +72,19 @@ SPECS = [
         T(4), mat(c), T(c["d"], 4), 1, 1]),
     ("aten::mm", "default", SEQ, lambda c: [mat(c), T(c["d"], 4)]),
     ("aten::softmax", "int", SEQ, lambda c: [seq(c), -1, None]),
+    # PyTorch >= 2.0; the CPU kernel it selects (flash attention, or the
+    # math decomposition for dropout) decides what is saved. A nonzero
+    # dropout_p is a row of its own (`[dropout]`, set by the memory model
+    # from the constant argument).
+    *[(op, "default", ATT, lambda c, p=p, causal=causal, mask=mask: [
+        T(c["b"], c["h"], c["l"], c["e"]), T(c["b"], c["h"], c["s"], c["e"]),
+        T(c["b"], c["h"], c["s"], c["e"]),
+        C(c["l"], c["s"], dtype=mask) if mask else None, p, causal])
+      for op, p in [("aten::scaled_dot_product_attention", 0.0),
+                    ("aten::scaled_dot_product_attention[dropout]", 0.1)]
+      for causal, mask in [(False, None), (True, None),
+                           (False, torch.bool), (False, torch.float32)]
+      if not (causal and mask)],
     ("aten::log_softmax", "int", SEQ, lambda c: [seq(c), -1, None]),
     ("aten::dropout", "default", IMG, lambda c: [img(c), 0.5, True]),
     ("aten::feature_dropout", "default", IMG, lambda c: [img(c), 0.5, True]),

@@ -38,6 +38,7 @@ static CostClass classify(StringRef name) {
       .Cases("aten::linear", "aten::matmul", "aten::mm", CostClass::Matmul)
       .Case("aten::addmm", CostClass::Matmul)
       .Cases("aten::bmm", "aten::baddbmm", CostClass::BatchedMatmul)
+      .Case("aten::scaled_dot_product_attention", CostClass::BatchedMatmul)
       .Case("aten::batch_norm", CostClass::BatchNorm)
       .Cases("aten::layer_norm", "aten::group_norm", CostClass::Normalization)
       .Cases("aten::softmax", "aten::log_softmax", CostClass::Softmax)
@@ -143,6 +144,12 @@ OpCost CostModel::getCost(Operation *op) const {
       if (gemmConv) {
         cost.flops =
             2 * outElems * (a1.size() > 1 ? product(a1.drop_front()) : 1);
+        break;
+      }
+      if (name == "aten::scaled_dot_product_attention") {
+        // Scores q k^T and their product with v: 2 * 2 * (B H L) * S * E.
+        cost.flops =
+            4 * product(a0) * (a1.size() >= 2 ? a1.drop_back().back() : 1);
         break;
       }
       bool addFirst = name == "aten::addmm" || name == "aten::baddbmm";

@@ -68,6 +68,9 @@ private:
   /// list/tuple elements).
   Value gradKey(Value value) const;
   void giveGrad(Value value, unsigned grad, SmallVectorImpl<unsigned> &temps);
+  /// A parameter's summed gradient becomes its newly allocated `.grad`.
+  void allocateParamGrad(Value param, unsigned grad,
+                         SmallVectorImpl<unsigned> &temps);
   void releaseGrad(Value value);
 
   TrainingMemoryModel &model;

@@ -396,11 +396,20 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
       heldParamGrads[path] = grad;
       return;
     }
-    temps.push_back(grad);
-    if (!pending && held != heldParamGrads.end()) {
-      temps.push_back(held->second);
+    if (pending) { // summed into the held one
+      temps.push_back(grad);
+      return;
+    }
+    unsigned total = grad;
+    if (held != heldParamGrads.end()) {
+      temps.push_back(grad);
+      total = held->second;
       heldParamGrads.erase(held);
     }
+    if (options.gradBuffers == GradBuffers::Allocated)
+      allocateParamGrad(value, total, temps);
+    else
+      temps.push_back(total);
     return;
   }
   auto [it, first] = gradOf.try_emplace(value, grad);
@@ -419,6 +428,18 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
   retain(sum);
   it->second = sum;
   release(old);
+}
+
+void MemorySimulator::allocateParamGrad(Value param, unsigned grad,
+                                        SmallVectorImpl<unsigned> &temps) {
+  // AccumulateGrad with `.grad` None: it takes the gradient's storage as
+  // `.grad` when nothing else holds it and it has the parameter's size,
+  // else it copies it. Either way `.grad` outlives the step: never released.
+  int64_t bytes = std::max<int64_t>(getDeviceBytes(param.getType()), 0);
+  if (storages[grad].refs == 1 && storages[grad].bytes == bytes)
+    return;
+  retain(newStorage(bytes));
+  temps.push_back(grad);
 }
 
 void MemorySimulator::releaseGrad(Value value) {

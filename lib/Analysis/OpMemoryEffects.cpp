@@ -116,11 +116,35 @@ static int64_t getNewSavedBytes(const SavedItem &item, TorchOp op,
     case SavedItem::Size::Dim01:
       elements = shape.size() >= 2 ? shape[0] * shape[1] : numel;
       break;
+    case SavedItem::Size::Attn: {
+      Value key = item.index + 1 < args.size() ? args[item.index + 1] : Value();
+      auto keyType =
+          key ? dyn_cast<RankedTensorType>(key.getType()) : RankedTensorType();
+      if (!keyType || !keyType.hasStaticShape() || keyType.getRank() < 2 ||
+          shape.empty() || !shape.back())
+        return -1;
+      elements = numel / shape.back() * keyType.getShape().drop_back().back();
+      break;
+    }
     case SavedItem::Size::One:
       break;
     }
   }
   return elements * getDtypeBytes(item.dtype, firstTensorType);
+}
+
+/// The table's name for the op's row: attention with a dropout_p that may
+/// be nonzero runs another CPU kernel (the math decomposition, which keeps
+/// the scores) than without (flash attention), and has rows of its own.
+static std::string getTableKey(TorchOp op) {
+  StringRef name = op.getName();
+  if (name != "aten::scaled_dot_product_attention")
+    return name.str();
+  ArrayRef<Attribute> args = op.getArgs().getValue();
+  auto p = args.size() > 4 ? dyn_cast<FloatAttr>(args[4]) : FloatAttr();
+  if (p && p.getValueAsDouble() == 0)
+    return name.str();
+  return (name + "[dropout]").str();
 }
 
 /// Without a table row: every tensor operand and result is saved and every
@@ -196,9 +220,10 @@ mlir::memopt::getOpMemoryEffects(TorchOp op,
   }
 
   const SavedTensorTable &table = SavedTensorTable::get();
-  const SavedTensorRow *row = table.lookup(op.getName(), pattern);
+  std::string key = getTableKey(op);
+  const SavedTensorRow *row = table.lookup(key, pattern);
   if (!row && !anyGrad)
-    row = table.anyRow(op.getName());
+    row = table.anyRow(key);
   if (!row) {
     guessEffects(op, requiresGrad, fx);
     return fx;

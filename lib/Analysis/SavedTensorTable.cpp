@@ -59,6 +59,7 @@ static SavedItem parseSaved(StringRef text) {
                   .Case("dim1", SavedItem::Size::Dim1)
                   .Case("rows", SavedItem::Size::Rows)
                   .Case("dim01", SavedItem::Size::Dim01)
+                  .Case("attn", SavedItem::Size::Attn)
                   .Default(SavedItem::Size::One);
   if (item.size != SavedItem::Size::One &&
       !parseRef(ref, item.sizeOfResult, item.index))

@@ -154,7 +154,10 @@ void MemorySimulator::forwardOp(Operation *op, MemoryPhase phase,
   if (auto param = dyn_cast<ParamOp>(op)) {
     int64_t bytes = std::max<int64_t>(getDeviceBytes(param.getType()), 0);
     if (residentCounted.insert(op).second) // not again when recomputed
-      model.residentBytes += param.getFrozen() ? bytes : 2 * bytes;
+      model.residentBytes +=
+          param.getFrozen() || options.gradBuffers == GradBuffers::Allocated
+              ? bytes
+              : 2 * bytes;
     define(param, newStorage(bytes, /*resident=*/true));
     params.insert(param);
     if (!param.getFrozen() && gradEnabled)
@@ -189,8 +192,42 @@ void MemorySimulator::forwardOp(Operation *op, MemoryPhase phase,
   record(op, phase);
 }
 
+StringRef mlir::memopt::stringifyGradBuffers(GradBuffers mode) {
+  return mode == GradBuffers::Allocated ? "allocated" : "resident";
+}
+
+std::optional<GradBuffers> mlir::memopt::parseGradBuffers(StringRef text) {
+  if (text == "resident")
+    return GradBuffers::Resident;
+  if (text == "allocated")
+    return GradBuffers::Allocated;
+  return std::nullopt;
+}
+
+GradBuffers mlir::memopt::getGradBuffers(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto attr = op->getAttrOfType<StringAttr>(kGradBuffersAttrName))
+      if (std::optional<GradBuffers> mode = parseGradBuffers(attr.getValue()))
+        return *mode;
+  return GradBuffers::Resident;
+}
+
+void mlir::memopt::inheritGradBuffers(Operation *original, Operation *copy) {
+  GradBuffers mode = getGradBuffers(original);
+  if (mode != getGradBuffers(copy))
+    copy->setAttr(
+        kGradBuffersAttrName,
+        StringAttr::get(copy->getContext(), stringifyGradBuffers(mode)));
+}
+
+static TrainingMemoryOptions getStampedOptions(Operation *op) {
+  TrainingMemoryOptions options;
+  options.gradBuffers = getGradBuffers(op);
+  return options;
+}
+
 TrainingMemoryModel::TrainingMemoryModel(Operation *op)
-    : TrainingMemoryModel(op, TrainingMemoryOptions()) {}
+    : TrainingMemoryModel(op, getStampedOptions(op)) {}
 
 TrainingMemoryModel::TrainingMemoryModel(Operation *op,
                                          const TrainingMemoryOptions &options) {

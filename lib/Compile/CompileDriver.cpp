@@ -1,7 +1,9 @@
 //===- CompileDriver.cpp - import -> plan -> export in one process --------===//
 #include "memopt/Compile/CompileDriver.h"
 
+#include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Compile/CompileReport.h"
+#include "memopt/Config/TorchVersion.h"
 #include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Conversion/TorchScriptExport.h"
 #include "memopt/Conversion/TorchScriptImport.h"
@@ -257,6 +259,9 @@ int mlir::memopt::runCompile(const CompileOptions &options,
       printer.error("cannot import '" + options.inputPath + "'");
     return 1;
   }
+  std::string gradBuffers = resolveGradBuffers(options);
+  (*module)->setAttr(kGradBuffersAttrName,
+                     StringAttr::get(&context, gradBuffers));
   if (signatures.size() == 1) {
     if (auto forward = module->lookupSymbol<func::FuncOp>("forward")) {
       Builder builder(&context);
@@ -276,6 +281,8 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   report.budget = options.budget;
   report.prefer = options.prefer;
   report.device = options.device;
+  report.gradBuffers = gradBuffers;
+  report.torchVersion = MEMOPT_TORCH_VERSION;
   report.fallback = options.fallback;
   report.checkpoint = options.checkpoint;
   report.noCheckpoint = options.noCheckpoint;

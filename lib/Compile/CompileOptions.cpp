@@ -1,5 +1,6 @@
 //===- CompileOptions.cpp - validate memopt-compile's options -------------===//
 #include "memopt/Compile/CompileOptions.h"
+#include "memopt/Config/TorchVersion.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -108,6 +109,12 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
   if (!llvm::is_contained({"cpu", "cuda"}, options.device)) {
     error = "unknown --device '" + options.device +
             "' (expected cpu or cuda)";
+    return failure();
+  }
+  if (!llvm::is_contained({"auto", "resident", "allocated"},
+                          options.gradBuffers)) {
+    error = "unknown --grad-buffers '" + options.gradBuffers +
+            "' (expected auto, resident or allocated)";
     return failure();
   }
   if (!llvm::is_contained({"generic", "original"}, options.fallback)) {
@@ -220,6 +227,13 @@ mlir::memopt::collectSignatures(const CompileOptions &options,
         return failure();
       }
   return signatures;
+}
+
+std::string mlir::memopt::resolveGradBuffers(const CompileOptions &options) {
+  if (options.gradBuffers != "auto")
+    return options.gradBuffers;
+  // zero_grad() sets .grad to None by default since PyTorch 2.0.
+  return MEMOPT_TORCH_VERSION_MAJOR >= 2 ? "allocated" : "resident";
 }
 
 std::string mlir::memopt::buildPipeline(const CompileOptions &options,

@@ -346,6 +346,7 @@ public:
         nullableString("budget", report.budget);
         json.attribute("prefer", report.prefer);
         json.attribute("device", report.device);
+        json.attribute("grad_buffers", report.gradBuffers);
         strings("checkpoint", report.checkpoint);
         strings("no_checkpoint", report.noCheckpoint);
         strings("assume_binary", report.assumeBinary);
@@ -359,6 +360,7 @@ public:
         for (const SignatureReport &signature : report.signatures)
           json.object([&] { signatureBlocks(signature); });
       });
+      json.attribute("pytorch_version", report.torchVersion);
       json.attributeObject("timings", [&] {
         real("import_s", report.timings.importSeconds, "%.4f");
         real("plan_s", report.timings.planSeconds, "%.4f");

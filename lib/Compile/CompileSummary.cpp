@@ -99,8 +99,12 @@ static void printSignature(const CompileReport &report,
     os << ")";
   }
   os << "\n";
+  bool allocated = report.gradBuffers == "allocated";
   line("resident") << formatBytes(b.residentBytes)
-                   << "  (parameters, buffers, inputs, .grad: not counted)\n";
+                   << (allocated ? "  (parameters, buffers, inputs: not "
+                                   "counted; .grad allocated in the step)\n"
+                                 : "  (parameters, buffers, inputs, .grad: not "
+                                   "counted)\n");
   if (s.planned && !s.passthrough) {
     line("planned peak") << formatBytes(s.planned->peakBytes);
     if (b.peakBytes > 0)
@@ -239,4 +243,9 @@ void CompileReport::printSummary(llvm::raw_ostream &os) const {
                      "total %.2f s\n",
                      timings.importSeconds, timings.planSeconds,
                      timings.exportSeconds, timings.totalSeconds);
+  os << "planned for PyTorch " << torchVersion << " on " << device << ", .grad "
+     << (gradBuffers == "allocated" ? "set to None between steps (allocated "
+                                      "in backward)"
+                                    : "zeroed in place between steps")
+     << "\n";
 }

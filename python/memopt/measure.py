@@ -28,6 +28,7 @@ function's second call on. `run_worker` runs a whole measurement (eager,
     python3 -m memopt.measure worker '<json spec>'    # see `worker`
 """
 import copy
+import inspect
 import json
 import os
 import pathlib
@@ -45,7 +46,8 @@ import torch.nn as nn
 __all__ = [
     "REPO", "build_dir", "tool_path", "runtime_library_path", "load_runtime",
     "StepMeasurement", "resident_bytes", "measure_training_step",
-    "train_steps", "compare_with_eager", "CompileError", "compile_model",
+    "train_steps", "compare_with_eager", "zero_grad_sets_none",
+    "CompileError", "compile_model",
     "checkpoint_blocks", "build_zoo_model", "make_inputs", "save_zoo_model",
     "compare_records", "worker", "run_worker",
     "format_bytes",
@@ -147,6 +149,29 @@ def resident_bytes(model: nn.Module) -> int:
     return total
 
 
+def zero_grad_sets_none() -> bool:
+    """What this PyTorch's `Optimizer.zero_grad()` does by default: set
+    `.grad` to None (2.x) or zero it in place (1.x). memopt-compile's
+    `--grad-buffers auto` follows the same default."""
+    default = inspect.signature(torch.optim.Optimizer.zero_grad) \
+        .parameters["set_to_none"].default
+    return bool(default)
+
+
+def _resolve_set_to_none(set_to_none: Optional[bool]) -> bool:
+    return zero_grad_sets_none() if set_to_none is None else set_to_none
+
+
+def _grad_bytes(params: Sequence[torch.Tensor]) -> int:
+    """Bytes of the parameters' .grad storages (each once)."""
+    seen, total = set(), 0
+    for p in params:
+        if p.grad is not None and p.grad.storage().data_ptr() not in seen:
+            seen.add(p.grad.storage().data_ptr())
+            total += p.grad.storage().size() * p.grad.storage().element_size()
+    return total
+
+
 def _default_backward(out) -> None:
     if isinstance(out, (tuple, list)):
         out = out[0]
@@ -155,27 +180,34 @@ def _default_backward(out) -> None:
 
 def measure_training_step(model: nn.Module, inputs: Sequence[torch.Tensor],
                           steps: int = 3, warmup: int = 1, stats=None,
-                          backward: Callable = _default_backward
-                          ) -> StepMeasurement:
+                          backward: Callable = _default_backward,
+                          set_to_none: Optional[bool] = None) -> StepMeasurement:
     """Measures `steps` training steps (forward, then `backward(out)`, by
     default `out.backward(ones_like(out))`) after `warmup` steps.
 
     Before each step the existing `.grad` buffers are zeroed in place
     (`zero_grad(set_to_none=False)`), so in steady state they are live before
-    the step and not part of its peak. No optimizer step runs: parameters do
-    not change between the measured steps (what is measured is forward +
-    backward, as ARCHITECTURE.md defines peak training memory).
+    the step and not part of its peak; with `set_to_none` they are dropped,
+    so backward allocates them and they count in the peak (`--grad-buffers
+    allocated`). `set_to_none=None` does what this PyTorch's
+    `zero_grad()` does by default (zero_grad_sets_none()). No optimizer step
+    runs: parameters do not change between the measured steps (what is
+    measured is forward + backward, as ARCHITECTURE.md defines peak training
+    memory).
     """
     if stats is None:
         stats = load_runtime()
     if not stats.memory_stats_enabled():
         stats.enable_memory_stats()
+    set_to_none = _resolve_set_to_none(set_to_none)
     params = [p for p in model.parameters() if p.requires_grad]
     peaks, times = [], []
     live = leaked = 0
     for i in range(warmup + steps):
         for p in params:
-            if p.grad is not None:
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
                 p.grad.zero_()
         live = stats.memory_stats()[0]
         stats.reset_peak_memory_stats()
@@ -185,7 +217,8 @@ def measure_training_step(model: nn.Module, inputs: Sequence[torch.Tensor],
         elapsed = time.perf_counter() - t0
         del out
         current, high = stats.memory_stats()
-        leaked = current - live
+        # The .grad buffers this step allocated stay with the model.
+        leaked = current - live - (_grad_bytes(params) if set_to_none else 0)
         if i >= warmup:
             peaks.append(high - live)
             times.append(elapsed)
@@ -203,7 +236,8 @@ def measure_training_step(model: nn.Module, inputs: Sequence[torch.Tensor],
 
 def train_steps(model: nn.Module, inputs: Sequence[torch.Tensor],
                 steps: int = 2, seed: int = 1234, lr: float = 0.01,
-                momentum: float = 0.9, stats=None) -> List[dict]:
+                momentum: float = 0.9, stats=None,
+                set_to_none: Optional[bool] = None) -> List[dict]:
     """Runs `steps` SGD steps from `torch.manual_seed(seed)` (dropout draws
     the same masks in eager and in a correct compiled module); returns per
     step the output, the named parameter gradients and the named buffers.
@@ -212,15 +246,16 @@ def train_steps(model: nn.Module, inputs: Sequence[torch.Tensor],
     output element gets a different gradient. With `stats`
     (torch.ops.memopt), each record also has "peak_bytes" (forward +
     backward, above the bytes live after zero_grad: from the second step on
-    this is the steady-state training peak, the .grad and momentum buffers
-    being live) and "step_time_s".
+    this is the steady-state training peak, the momentum buffers and, unless
+    `set_to_none` (`zero_grad`'s own argument), the .grad buffers being
+    live) and "step_time_s".
     """
     torch.manual_seed(seed)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.SGD(params, lr=lr, momentum=momentum)
     records = []
     for _ in range(steps):
-        optimizer.zero_grad(set_to_none=False)
+        optimizer.zero_grad(set_to_none=_resolve_set_to_none(set_to_none))
         if stats is not None:
             live = stats.memory_stats()[0]
             stats.reset_peak_memory_stats()
@@ -303,7 +338,7 @@ def compare_with_eager(reference: Optional[nn.Module], candidate: nn.Module,
                        inputs: Sequence[torch.Tensor], steps: int = 2,
                        seed: int = 1234,
                        reference_records: Optional[List[dict]] = None,
-                       stats=None) -> dict:
+                       stats=None, set_to_none: Optional[bool] = None) -> dict:
     """Trains `reference` (eager) and `candidate` (e.g. a compiled module)
     for `steps` SGD steps from the same seed and compares outputs, parameter
     gradients and buffers (batch-norm statistics) of every step.
@@ -328,8 +363,10 @@ def compare_with_eager(reference: Optional[nn.Module], candidate: nn.Module,
                 if _diff(ref_state[k], cand_state[k])[0] != 0.0:
                     problems.append(f"initial state differs: {k}")
                     break
-        reference_records = train_steps(reference, inputs, steps, seed)
-    cand = train_steps(candidate, inputs, steps, seed, stats=stats)
+        reference_records = train_steps(reference, inputs, steps, seed,
+                                        set_to_none=set_to_none)
+    cand = train_steps(candidate, inputs, steps, seed, stats=stats,
+                       set_to_none=set_to_none)
     result = compare_records(reference_records, cand)
     if stats is not None and steps >= 2:
         result["candidate_peak_bytes"] = cand[-1]["peak_bytes"]
@@ -517,6 +554,10 @@ def worker(spec: dict) -> dict:
            "compare": bool (compare each compiled module against eager),
            "compare_steps": 2, "measure": bool (measure compiled modules
            with measure_training_step; default true),
+           "grad_buffers": "resident" (.grad zeroed in place between
+           steps), "allocated" (set to None, as compiled with
+           --grad-buffers allocated) or "auto" (the default: this
+           PyTorch's zero_grad default, as --grad-buffers auto),
            "offload_simulation": bool (run offload:host on CPU tensors
            through the runtime's pool, as on a GPU; the result then has
            "offload_stats": the runtime's counters over all runs)}
@@ -542,9 +583,12 @@ def worker(spec: dict) -> dict:
     result: dict = {"inputs": _shape_specs(shapes),
                     "threads": torch.get_num_threads(), "compiled": {}}
 
+    set_to_none = {"resident": False, "allocated": True, "auto": None}[
+        spec.get("grad_buffers", "auto")]
+
     def measure(model):
-        return measure_training_step(model, inputs, steps, warmup,
-                                     stats).as_dict()
+        return measure_training_step(model, inputs, steps, warmup, stats,
+                                     set_to_none=set_to_none).as_dict()
 
     if spec.get("eager"):
         model, _ = build_zoo_model(name, kwargs, seed)
@@ -566,7 +610,7 @@ def worker(spec: dict) -> dict:
                     reference_state = _state(eager)
                     reference_records = train_steps(
                         eager, inputs, int(spec.get("compare_steps", 2)),
-                        stats=stats)
+                        stats=stats, set_to_none=set_to_none)
                     result["eager_compare"] = {
                         "peak_bytes": reference_records[-1]["peak_bytes"],
                         "step_time_s": reference_records[-1]["step_time_s"]}
@@ -586,7 +630,7 @@ def worker(spec: dict) -> dict:
                 cmp = compare_with_eager(None, module, inputs,
                                          int(spec.get("compare_steps", 2)),
                                          reference_records=reference_records,
-                                         stats=stats)
+                                         stats=stats, set_to_none=set_to_none)
                 cmp["problems"] = init_problems + cmp["problems"]
                 cmp["bitwise"] = cmp["bitwise"] and not init_problems
                 entry["compare"] = cmp

@@ -143,7 +143,7 @@ SIGNATURE_KEYS = {
     "planner_peak_bytes", "preference", "regions", "compressed", "offloaded",
     "backward_kernels",
     "recompute_seconds", "step_seconds", "recompute_overhead", "unknown_ops"}
-TOP_KEYS = {"version", "model", "output", "command", "mode", "options",
+TOP_KEYS = {"version", "pytorch_version", "model", "output", "command", "mode", "options",
             "fallback", "signatures", "timings"} | SIGNATURE_KEYS
 
 

@@ -66,6 +66,13 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     device("device", cl::desc("Where training runs (cuda allows offload)"),
            cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> gradBuffers(
+    "grad-buffers",
+    cl::desc("How the training loop leaves .grad between steps: zeroed in "
+             "place (resident) or set to None (allocated in backward); auto "
+             "follows this PyTorch's zero_grad() default"),
+    cl::value_desc("auto|resident|allocated"), cl::init("auto"),
+    cl::cat(category));
 static cl::list<std::string>
     checkpoint("checkpoint",
                cl::desc("Module paths forced into checkpoint regions"),
@@ -141,6 +148,7 @@ int main(int argc, char **argv) {
   options.budget = budget;
   options.prefer = prefer;
   options.device = device;
+  options.gradBuffers = gradBuffers;
   options.checkpoint.assign(checkpoint.begin(), checkpoint.end());
   options.noCheckpoint.assign(noCheckpoint.begin(), noCheckpoint.end());
   options.assumeBinary.assign(assumeBinary.begin(), assumeBinary.end());

@@ -24,7 +24,9 @@ namespace mlir::memopt {
 struct SavedItem {
   enum class Kind { Arg, Result, New };
   /// How big a new tensor is, relative to an argument or result.
-  enum class Size { Like, Dim1, Rows, Dim01, One };
+  /// Attn: the attention scores of a query (the argument) and the key
+  /// after it: the query's rows times the key's length (dim -2).
+  enum class Size { Like, Dim1, Rows, Dim01, Attn, One };
   Kind kind = Kind::Arg;
   unsigned index = 0; // argument or result index (Arg/Result, or size base)
   Size size = Size::Like;

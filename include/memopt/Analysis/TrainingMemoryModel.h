@@ -3,7 +3,8 @@
 // Predicts the peak memory of one training step (forward + backward) of a
 // memopt function, as docs/analyses.md and ARCHITECTURE.md define it: bytes
 // allocated above those live before the step (parameters, buffers, the
-// input batch and parameter .grad buffers are resident and not counted).
+// input batch are resident and not counted; so are parameter .grad buffers
+// zeroed in place, while gradients allocated in the step count in its peak).
 //
 // Forward allocates results and the extra tensors autograd saves (dropout
 // noise, batch-norm statistics, max-pool indices); a tensor dies after its
@@ -23,6 +24,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
+
 namespace mlir::memopt {
 
 enum class MemoryPhase { Forward, Recompute, Backward };
@@ -35,7 +38,24 @@ struct TimelineEntry {
   int64_t liveBytes;
 };
 
+/// How parameter .grad buffers live across steps, as the training loop's
+/// `zero_grad` leaves them: zeroed in place (`set_to_none=False`, PyTorch
+/// 1.x's default) they are resident before the step; set to None (PyTorch
+/// 2.x's default) autograd allocates them in backward and they count in the
+/// step's peak. Stamped on a module or function as `memopt.grad_buffers`.
+enum class GradBuffers { Resident, Allocated };
+inline constexpr llvm::StringLiteral kGradBuffersAttrName =
+    "memopt.grad_buffers";
+StringRef stringifyGradBuffers(GradBuffers mode);
+std::optional<GradBuffers> parseGradBuffers(StringRef text);
+/// The mode stamped on `op` or its nearest ancestor (Resident if none).
+GradBuffers getGradBuffers(Operation *op);
+/// Stamps `copy` (a detached scratch copy of, or function made from, part
+/// of `original`) with `original`'s mode, so that models of it agree.
+void inheritGradBuffers(Operation *original, Operation *copy);
+
 struct TrainingMemoryOptions {
+  GradBuffers gradBuffers = GradBuffers::Resident;
   /// The loss gradient of each returned tensor is a new buffer (as with a
   /// loss function, or `out.backward(torch.ones_like(out))`).
   bool countOutputGradients = true;
@@ -50,7 +70,8 @@ struct TrainingMemoryOptions {
 
 class TrainingMemoryModel {
 public:
-  /// For getAnalysis<>: `op` is a func.func.
+  /// For getAnalysis<>: `op` is a func.func; the gradient-buffer mode is
+  /// the one stamped on it or its module (getGradBuffers).
   explicit TrainingMemoryModel(Operation *op);
   TrainingMemoryModel(Operation *op, const TrainingMemoryOptions &options);
 
@@ -75,7 +96,8 @@ public:
   }
   /// Bytes live at the end of forward (saved tensors and outputs).
   int64_t getEndOfForwardBytes() const { return endOfForwardBytes; }
-  /// Parameters, buffers and inputs, plus one gradient per trainable param.
+  /// Parameters, buffers and inputs, plus one gradient per trainable param
+  /// when gradient buffers are resident.
   int64_t getResidentBytes() const { return residentBytes; }
   /// Ops with tensor results that the saved-tensor table does not know (they
   /// are modelled as saving every tensor operand and result) or whose

@@ -52,6 +52,9 @@ struct CompileOptions {
   std::string budget;               // empty: none
   std::string prefer = "balanced";  // speed | balanced | memory
   std::string device = "cpu";       // cpu | cuda
+  /// resident | allocated | auto (the built-against PyTorch's zero_grad
+  /// default: resident before 2.0, allocated from 2.0 on).
+  std::string gradBuffers = "auto";
   std::vector<std::string> checkpoint;
   std::vector<std::string> noCheckpoint;
   std::vector<std::string> assumeBinary;
@@ -69,6 +72,10 @@ struct CompileOptions {
   /// The command line as typed, recorded in the report.
   std::string commandLine;
 };
+
+/// `options.gradBuffers` with `auto` resolved for the PyTorch this build
+/// targets: "resident" or "allocated".
+std::string resolveGradBuffers(const CompileOptions &options);
 
 /// Checks everything that needs no model: option values, spec syntax, the
 /// budget, that outputs can be written. Returns the parsed budget (if any)

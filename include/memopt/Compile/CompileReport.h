@@ -122,6 +122,10 @@ struct CompileReport {
   bool analyzeOnly = false;
   /// The options that shaped the plan.
   std::string budget, prefer, device, fallback;
+  /// "resident" or "allocated" (TrainingMemoryOptions::gradBuffers).
+  std::string gradBuffers = "resident";
+  /// The PyTorch (LibTorch) the compiler and its tables were built for.
+  std::string torchVersion;
   std::vector<std::string> checkpoint, noCheckpoint, assumeBinary;
   bool allowOverBudget = false, strictSignatures = false;
   /// Signatures in compile order; more than one for multi-signature compiles.

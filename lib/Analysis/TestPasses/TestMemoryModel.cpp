@@ -44,6 +44,7 @@ struct TestMemoryModelPass
     getOperation().walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
+      options.gradBuffers = getGradBuffers(func);
       TrainingMemoryModel model(func, options);
       os << "memory-model @" << func.getSymName() << "\n";
       func.walk([&](Operation *op) {
