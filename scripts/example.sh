@@ -4,7 +4,10 @@
 # (--prefer memory), trains a few steps with the eager model and with the
 # compiled one, and prints peak training memory and step time before and
 # after, next to the compile summary. Ends with the memopt-opt demo on the
-# planned spiking block (examples/spiking_block.mlir).
+# planned spiking block (examples/spiking_block.mlir), and with a plain
+# PyTorch training loop made memory-efficient by one `memopt.wrap` line
+# (examples/train_wrap.py: summary, memory timeline figure, peak and step
+# time eager vs wrapped).
 #
 # Installs what is missing and builds first (scripts/setup.sh; set
 # MEMOPT_SKIP_BUILD=1 when the build is known to be up to date).
@@ -44,3 +47,8 @@ echo "== memopt-opt: a planned spiking block (verified, round-tripped) =="
 echo
 echo "== the same block with its checkpoint regions inlined =="
 "$OPT" "$EXAMPLE" --memopt-inline-checkpoints
+echo
+
+echo "== examples/train_wrap.py: a training loop + one memopt.wrap line =="
+"$PYTHON" -W ignore "$ROOT/examples/train_wrap.py" --cache-dir "$OUT/cache" \
+  --out "$OUT/train_wrap" --plot "$OUT/train_wrap.timeline.svg"

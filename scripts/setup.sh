@@ -5,13 +5,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 
-PACKAGES=(
-  cmake ninja-build g++ git
-  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
-  libtorch-dev python3-torch python3-torchvision python3-pytest
-  googletest libgtest-dev
-  zlib1g-dev libzstd-dev libcurl4-openssl-dev libedit-dev libxml2-dev libffi-dev
-)
+mapfile -t PACKAGES < <(grep -v '^#' "$ROOT/scripts/debian-packages.txt" | grep .)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -19,14 +19,9 @@ CHROOT="${MEMOPT_TORCH2_ROOT:-/var/cache/memopt/trixie-root}"
 BUILD="${MEMOPT_TORCH2_BUILD_DIR:-$ROOT/build-torch2}"
 MIRROR="${MEMOPT_TORCH2_MIRROR:-http://deb.debian.org/debian}"
 
-# What scripts/setup.sh installs on Debian 12, under trixie's names.
-PACKAGES=(
-  ca-certificates cmake ninja-build g++ git
-  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
-  libtorch-dev python3-torch python3-torchvision python3-pytest
-  googletest libgtest-dev
-  zlib1g-dev libzstd-dev libcurl4-openssl-dev libedit-dev libxml2-dev libffi-dev
-)
+# What scripts/setup.sh installs on Debian 12, under the same names.
+mapfile -t PACKAGES < <(grep -v '^#' "$ROOT/scripts/debian-packages.txt" | grep .)
+PACKAGES=(ca-certificates "${PACKAGES[@]}")
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "test-torch2: needs root (debootstrap, mount, chroot); run it with sudo" >&2
