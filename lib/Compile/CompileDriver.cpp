@@ -289,6 +289,7 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   report.assumeBinary = options.assumeBinary;
   report.allowOverBudget = options.allowOverBudget;
   report.strictSignatures = options.strictSignatures;
+  report.timelineInJSON = options.timeline;
   report.timings.importSeconds = phase.lap();
 
   // Baseline: each signature's function as imported.

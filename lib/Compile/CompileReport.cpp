@@ -96,6 +96,11 @@ mlir::memopt::predictMemory(func::FuncOp func,
       [](const auto &a, const auto &b) { return a.second > b.second; });
   if (prediction.savedByModule.size() > 10)
     prediction.savedByModule.resize(10);
+  for (const TimelineEntry &entry : model.getTimeline())
+    prediction.timeline.push_back(
+        {entry.op ? opName(entry.op) : "",
+         entry.op ? getModulePath(entry.op->getLoc()) : "",
+         stringifyMemoryPhase(entry.phase).str(), entry.liveBytes});
   if (unknownOps) {
     unknownOps->clear();
     for (Operation *op : model.getUnknownOps())
@@ -336,6 +341,8 @@ public:
   explicit ReportWriter(llvm::raw_ostream &os) : json(os, /*IndentSize=*/2) {}
 
   void write(const CompileReport &report) {
+    this->report = &report;
+    timeline = report.timelineInJSON;
     json.object([&] {
       json.attribute("version", kCompileReportVersion);
       json.attribute("model", report.model);
@@ -420,6 +427,19 @@ private:
             json.attribute("bytes", bytes);
           });
       });
+      if (!timeline) {
+        json.attribute("timeline", nullptr);
+        return;
+      }
+      json.attributeArray("timeline", [&] {
+        for (const TimelinePoint &point : p.timeline)
+          json.object([&] {
+            json.attribute("op", point.op);
+            json.attribute("module_path", point.modulePath);
+            json.attribute("phase", point.phase);
+            json.attribute("live_bytes", point.liveBytes);
+          });
+      });
     });
   }
 
@@ -499,9 +519,12 @@ private:
           json.attribute("where", u.where);
         });
     });
+    json.attribute("recommendation", report->recommend(s));
   }
 
   llvm::json::OStream json;
+  const CompileReport *report = nullptr;
+  bool timeline = false;
 };
 } // namespace
 

@@ -217,7 +217,11 @@ static void printSignature(const CompileReport &report,
       os << ", ...";
     os << "\n";
   }
-  line("recommendation") << recommend(report, s) << "\n";
+  line("recommendation") << report.recommend(s) << "\n";
+}
+
+std::string CompileReport::recommend(const SignatureReport &signature) const {
+  return ::recommend(*this, signature);
 }
 
 void CompileReport::printSummary(llvm::raw_ostream &os) const {

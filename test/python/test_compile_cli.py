@@ -142,7 +142,8 @@ SIGNATURE_KEYS = {
     "budget_bytes", "feasible", "min_reachable_peak_bytes",
     "planner_peak_bytes", "preference", "regions", "compressed", "offloaded",
     "backward_kernels",
-    "recompute_seconds", "step_seconds", "recompute_overhead", "unknown_ops"}
+    "recompute_seconds", "step_seconds", "recompute_overhead", "unknown_ops",
+    "recommendation"}
 TOP_KEYS = {"version", "pytorch_version", "model", "output", "command", "mode", "options",
             "fallback", "signatures", "timings"} | SIGNATURE_KEYS
 

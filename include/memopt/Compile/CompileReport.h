@@ -25,6 +25,12 @@ namespace mlir::memopt {
 /// Version of the JSON schema (docs/compile.md).
 inline constexpr int kCompileReportVersion = 1;
 
+/// Live bytes while one op runs (TrainingMemoryModel's timeline).
+struct TimelinePoint {
+  std::string op, modulePath, phase;
+  int64_t liveBytes = 0;
+};
+
 /// One TrainingMemoryModel prediction.
 struct MemoryPrediction {
   int64_t peakBytes = 0;
@@ -34,6 +40,9 @@ struct MemoryPrediction {
   std::string peakOp, peakModulePath, peakPhase;
   /// Bytes saved for backward per module path, largest first (at most 10).
   std::vector<std::pair<std::string, int64_t>> savedByModule;
+  /// Every op's live bytes, forward then backward (in the JSON report with
+  /// `--timeline`).
+  std::vector<TimelinePoint> timeline;
 };
 
 struct RegionReport {
@@ -128,6 +137,8 @@ struct CompileReport {
   std::string torchVersion;
   std::vector<std::string> checkpoint, noCheckpoint, assumeBinary;
   bool allowOverBudget = false, strictSignatures = false;
+  /// Write each prediction's per-op timeline into the JSON report.
+  bool timelineInJSON = false;
   /// Signatures in compile order; more than one for multi-signature compiles.
   std::vector<SignatureReport> signatures;
   CompileTimings timings;
@@ -140,6 +151,8 @@ struct CompileReport {
   llvm::json::Value toJSON() const;
   /// The human summary (stderr), ending with a recommendation line.
   void printSummary(llvm::raw_ostream &os) const;
+  /// The summary's recommendation for one signature (also in the JSON).
+  std::string recommend(const SignatureReport &signature) const;
 };
 
 /// Predicts one training step of `func` (see TrainingMemoryModel); fills
