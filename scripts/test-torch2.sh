@@ -13,11 +13,18 @@
 #   MEMOPT_TORCH2_BUILD_DIR  build folder (default <checkout>/build-torch2)
 #
 # Usage: scripts/test-torch2.sh [ctest arguments...]   (needs root: chroot)
+#        scripts/test-torch2.sh --prepare   only make the root and install its
+#        packages (network-bound: .ci/run does it while the host suite runs)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CHROOT="${MEMOPT_TORCH2_ROOT:-/var/cache/memopt/trixie-root}"
 BUILD="${MEMOPT_TORCH2_BUILD_DIR:-$ROOT/build-torch2}"
 MIRROR="${MEMOPT_TORCH2_MIRROR:-http://deb.debian.org/debian}"
+PREPARE_ONLY=0
+if [ "${1:-}" = --prepare ]; then
+  PREPARE_ONLY=1
+  shift
+fi
 
 # What scripts/setup.sh installs on Debian 12, under the same names.
 mapfile -t PACKAGES < <(grep -v '^#' "$ROOT/scripts/debian-packages.txt" | grep .)
@@ -85,6 +92,10 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "${PACKAGES[*]}" ]; then
   in_root /usr/bin/env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     --no-install-recommends "${PACKAGES[@]}" >/dev/null
   echo "${PACKAGES[*]}" >"$STAMP"
+fi
+if ((PREPARE_ONLY)); then
+  echo "test-torch2: the trixie root is ready ($CHROOT)"
+  exit 0
 fi
 echo "test-torch2: $(in_root /usr/bin/python3 -c 'import torch, torchvision; print("PyTorch", torch.__version__, "torchvision", torchvision.__version__)' 2>/dev/null)"
 
