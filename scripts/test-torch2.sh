@@ -15,16 +15,18 @@
 # Usage: scripts/test-torch2.sh [ctest arguments...]   (needs root: chroot)
 #        scripts/test-torch2.sh --prepare   only make the root and install its
 #        packages (network-bound: .ci/run does it while the host suite runs)
+#        scripts/test-torch2.sh --run CMD...   run CMD in the root, in the
+#        checkout, with MEMOPT_BUILD_DIR set (e.g. one pytest file)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CHROOT="${MEMOPT_TORCH2_ROOT:-/var/cache/memopt/trixie-root}"
 BUILD="${MEMOPT_TORCH2_BUILD_DIR:-$ROOT/build-torch2}"
 MIRROR="${MEMOPT_TORCH2_MIRROR:-http://deb.debian.org/debian}"
-PREPARE_ONLY=0
-if [ "${1:-}" = --prepare ]; then
-  PREPARE_ONLY=1
-  shift
-fi
+PREPARE_ONLY=0 RUN_ONLY=0
+case "${1:-}" in
+--prepare) PREPARE_ONLY=1; shift ;;
+--run) RUN_ONLY=1; shift ;;
+esac
 
 # What scripts/setup.sh installs on Debian 12, under the same names.
 mapfile -t PACKAGES < <(grep -v '^#' "$ROOT/scripts/debian-packages.txt" | grep .)
@@ -96,6 +98,11 @@ fi
 if ((PREPARE_ONLY)); then
   echo "test-torch2: the trixie root is ready ($CHROOT)"
   exit 0
+fi
+if ((RUN_ONLY)); then
+  in_root /usr/bin/env -C "$ROOT" MEMOPT_BUILD_DIR="$BUILD" \
+    PYTHONPATH="$ROOT/python" "$@"
+  exit
 fi
 echo "test-torch2: $(in_root /usr/bin/python3 -c 'import torch, torchvision; print("PyTorch", torch.__version__, "torchvision", torchvision.__version__)' 2>/dev/null)"
 

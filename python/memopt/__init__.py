@@ -15,8 +15,8 @@ __version__ = "0.1.0"
 
 # name -> submodule that defines it
 _EXPORTS = {
-    "wrap": "wrapping", "detach": "wrapping", "MemoptModule": "wrapping",
-    "MemoptRuntimeError": "wrapping",
+    "wrap": "wrapping", "detach": "wrapping", "MemoptModule": "wrapped_module",
+    "MemoptRuntimeError": "errors",
     "summary": "plan_summary", "Summary": "plan_summary",
     "MemoptError": "errors", "CompileError": "errors",
     "InfeasibleBudgetError": "errors", "UnsupportedModelError": "errors",

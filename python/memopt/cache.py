@@ -21,9 +21,8 @@ depend on them) and are not stored: the cached module holds empty tensors
 and `wrap` binds the model's own tensors into it.
 
     <cache dir>/<key>/model.memopt.pt   the compiled module (weights emptied)
-                      report.json       memopt-compile --report
-                      compile.log       its stderr with -v (planned timeline, summary)
-                      baseline.log      --analyze-only -v (baseline timeline)
+                      report.json       memopt-compile's --report with --timeline
+                                        (everything memopt.summary shows)
                       meta.json         the key's parts and the SHA-256 of each file
 
 An entry whose files do not match their checksums, or that does not load,
@@ -46,13 +45,19 @@ import time
 import types
 from typing import Dict, Iterable, List, Optional
 
-__all__ = ["default_dir", "model_fingerprint", "make_key", "Entry",
-           "lookup", "store", "clear", "FORMAT"]
+__all__ = ["default_dir", "model_fingerprint", "is_simple_value",
+           "make_key", "tool_identity", "Entry", "DamagedEntry", "lookup",
+           "new_directory", "store", "remove", "clear", "FORMAT", "MODULE",
+           "REPORT"]
 
-#: Bumped whenever what is stored or how it is keyed changes.
-FORMAT = 1
+#: Bumped whenever what is stored or how it is keyed changes (it is part of
+#: the key and of meta.json). 2: the report holds the timelines and the
+#: recommendation; no compile.log / baseline.log.
+FORMAT = 2
 
-FILES = ("model.memopt.pt", "report.json", "compile.log", "baseline.log")
+MODULE = "model.memopt.pt"
+REPORT = "report.json"
+FILES = (MODULE, REPORT)
 
 
 def default_dir() -> pathlib.Path:
@@ -181,11 +186,13 @@ class _CodeDigest:
 _SIMPLE = (bool, int, float, str, type(None))
 
 
-def _simple(value) -> bool:
+def is_simple_value(value) -> bool:
+    """Whether an attribute is part of the structure the key covers (ints,
+    floats, strings, ... and short tuples and lists of them)."""
     if isinstance(value, _SIMPLE):
         return True
     if isinstance(value, (tuple, list)) and len(value) <= 64:
-        return all(_simple(v) for v in value)
+        return all(is_simple_value(v) for v in value)
     return False
 
 
@@ -204,7 +211,7 @@ def model_fingerprint(model) -> str:
         for name, value in sorted(vars(module).items()):
             if name.startswith("_") or name == "training":
                 continue
-            if _simple(value):
+            if is_simple_value(value):
                 lines.append(f"  attr {name}={value!r}")
         for name, p in module._parameters.items():
             lines.append(f"  param {name} " + (
@@ -262,13 +269,13 @@ class Entry:
 
     @property
     def module_path(self) -> pathlib.Path:
-        return self.path("model.memopt.pt")
+        return self.path(MODULE)
 
     def read_text(self, name: str) -> str:
         return self.path(name).read_text(errors="replace")
 
     def report(self) -> dict:
-        return json.loads(self.read_text("report.json"))
+        return json.loads(self.read_text(REPORT))
 
 
 class DamagedEntry(Exception):

@@ -11,14 +11,22 @@ message, the module path and the source location are also attributes.
         print(e.min_reachable_peak_bytes)
     except memopt.MemoptError as e:
         print(e)            # one line
+
+`compile_error` turns a failed memopt-compile run into the right class,
+`describe` says what a wrong argument is, and `warn` issues a warning
+attributed to the user's line rather than to memopt's.
 """
+import os
 import re
+import sys
+import warnings
 from typing import List, Optional
 
 __all__ = ["MemoptError", "CompileError", "InfeasibleBudgetError",
            "UnsupportedModelError", "InputError", "InputShapeError",
-           "ToolNotFoundError",
-           "MemoptWarning", "CacheWarning", "parse_diagnostic"]
+           "ToolNotFoundError", "MemoptRuntimeError",
+           "MemoptWarning", "CacheWarning", "parse_diagnostic",
+           "compile_error", "describe", "warn"]
 
 
 class MemoptError(Exception):
@@ -106,6 +114,46 @@ class InputShapeError(CompileError, InputError):
     message is the compiler's, with the module path and source line."""
 
 
+class MemoptRuntimeError(MemoptError, RuntimeError):
+    """The compiled forward refused its inputs (e.g. an input signature a
+    strict plan does not know); the message is memopt's line."""
+
+
+_REACHABLE = re.compile(r"smallest reachable peak is (\d+(?:\.\d+)?) ?"
+                        r"(B|KiB|MiB|GiB|TiB)\b")
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+# What memopt-compile says when the sample's shapes do not fit the model.
+_SHAPE_ERRORS = ("on inputs of the given shapes", "--input-shape",
+                 "input spec", "the method takes", "input signature")
+
+
+def compile_error(stderr: str, command: List[str], returncode: int,
+                  model_name: str) -> CompileError:
+    """The CompileError (InfeasibleBudgetError, InputShapeError) for a
+    memopt-compile run on `model_name` that failed with `stderr`."""
+    message, path, source = parse_diagnostic(stderr)
+    kw = dict(diagnostic=message, module_path=path, source=source,
+              stderr=stderr, command=command, returncode=returncode)
+    text = f"memopt-compile failed on {model_name}: {message}"
+    lower = message.lower()
+    if "infeasible" in lower or "cannot meet" in lower or "cannot be met" in lower:
+        m = _REACHABLE.search(message)
+        reachable = (int(float(m.group(1)) * _UNITS[m.group(2)]) if m else None)
+        return InfeasibleBudgetError(text, min_reachable_peak_bytes=reachable,
+                                     **kw)
+    if any(s in message for s in _SHAPE_ERRORS):
+        return InputShapeError(text, **kw)
+    return CompileError(text, **kw)
+
+
+def describe(value) -> str:
+    """`a 4-d tensor`, `a list`: what a message says an argument is."""
+    import torch
+    if isinstance(value, torch.Tensor):
+        return f"a {value.dim()}-d tensor"
+    return f"a {type(value).__name__}"
+
+
 class MemoptWarning(UserWarning):
     """Something memopt did instead of what was asked (tracing instead of
     scripting, the original forward instead of a plan)."""
@@ -113,3 +161,18 @@ class MemoptWarning(UserWarning):
 
 class CacheWarning(MemoptWarning):
     """A cache entry was damaged or stale and has been recompiled."""
+
+
+def warn(message: str, category=MemoptWarning) -> None:
+    """warnings.warn, attributed to the first caller outside memopt (and
+    outside torch.nn.Module's call machinery)."""
+    import torch.nn.modules.module as module_py
+    package = os.path.dirname(os.path.abspath(__file__))
+    module_file = os.path.abspath(module_py.__file__)
+    frame, level = sys._getframe(1), 2
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if os.path.dirname(filename) != package and filename != module_file:
+            break
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

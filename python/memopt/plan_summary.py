@@ -1,11 +1,11 @@
 """`memopt.summary(wrapped)`: what memopt-compile planned, readable, and the
 memory timeline as a figure.
 
-Everything shown comes from memopt-compile: the `--report` JSON (peaks,
-regions, packed and offloaded tensors, recompute overhead), its summary's
-recommendation line, and the per-op live-bytes timelines it prints with
-`-v` (the planned step) and `--analyze-only -v` (the baseline). Nothing is
-re-computed here.
+Everything shown comes from the JSON report of the one memopt-compile run
+that compiled the plan (`--report` with `--timeline`, docs/compile.md):
+peaks, regions, packed and offloaded tensors, recompute overhead, the
+recommendation, and the per-op live-bytes timelines of the baseline (the
+imported function) and of the planned step. Nothing is re-computed here.
 
     s = memopt.summary(wrapped)
     print(s)                         # grouped by module
@@ -16,8 +16,8 @@ import dataclasses
 import re
 from typing import Dict, List, Optional, Tuple
 
-__all__ = ["Summary", "Region", "TimelineEntry", "summary", "parse_timelines",
-           "parse_recommendation"]
+__all__ = ["Summary", "Region", "TimelineEntry", "summary", "format_bytes",
+           "predicted_peaks"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,55 +31,34 @@ class TimelineEntry:
     peak: bool
 
 
-_HEADER = re.compile(r"^timeline \((?P<title>[^,]+), @(?P<function>[\w.]+)\)")
-_ENTRY = re.compile(r"^\s+(?P<index>\d+) (?P<phase>\S+)\s+(?P<live>-?\d+)(?P<rest>.*)$")
+def _timeline(block: Optional[dict]) -> List[TimelineEntry]:
+    """The TimelineEntry list of a report's `baseline` or `planned` block
+    (empty without one)."""
+    points = (block or {}).get("timeline") or []
+    if not points:
+        return []
+    # the first op at the peak, as memopt-compile's `peak_at`
+    peak = max(range(len(points)), key=lambda i: points[i]["live_bytes"])
+    return [TimelineEntry(i, p["phase"], int(p["live_bytes"]), p["op"],
+                          p.get("module_path") or "", i == peak)
+            for i, p in enumerate(points)]
 
 
-def parse_timelines(text: str) -> Dict[str, List[TimelineEntry]]:
-    """{function: [TimelineEntry]} of every timeline memopt-compile printed
-    (`-v`/`--timeline`) in `text`."""
-    timelines: Dict[str, List[TimelineEntry]] = {}
-    current: Optional[List[TimelineEntry]] = None
-    for line in text.splitlines():
-        header = _HEADER.match(line)
-        if header:
-            current = timelines.setdefault(header.group("function"), [])
-            continue
-        if current is None:
-            continue
-        entry = _ENTRY.match(line)
-        if not entry:
-            current = None
-            continue
-        rest = entry.group("rest")
-        peak = rest.rstrip().endswith("<- peak")
-        if peak:
-            rest = rest.rstrip()[:-len("<- peak")]
-        op, _, path = rest.strip().partition(" ")
-        current.append(TimelineEntry(int(entry.group("index")),
-                                     entry.group("phase"),
-                                     int(entry.group("live")), op,
-                                     path.strip(), peak))
-    return timelines
-
-
-def parse_recommendation(text: str) -> List[str]:
-    """The `recommendation` lines of memopt-compile's summaries, in order."""
-    found = []
-    for line in text.splitlines():
-        m = re.match(r"^\s+recommendation\s+(.*)$", line)
-        if m:
-            found.append(m.group(1).strip())
-    return found
-
-
-def _bytes(n) -> str:
+def format_bytes(n) -> str:
+    """`22.5 MiB`: bytes to three digits."""
     if n is None:
         return "-"
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if abs(n) >= scale:
             return f"{n / scale:.3g} {unit}"
     return f"{int(n)} B"
+
+
+def predicted_peaks(base, planned) -> str:
+    """`45 MiB -> 22.5 MiB (-50%)`: a baseline and a planned peak."""
+    change = (f" ({(planned - base) / base:+.0%})"
+              if base and planned is not None else "")
+    return f"{format_bytes(base)} -> {format_bytes(planned)}{change}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,8 +110,7 @@ class Summary:
     `cache_entry`, and `report` (the whole JSON).
     """
 
-    def __init__(self, report: dict, compile_log: str = "",
-                 baseline_log: str = "", *, model: str = "", mode: str = "",
+    def __init__(self, report: dict, *, model: str = "", mode: str = "",
                  cache_hit: bool = False, seconds: float = 0.0,
                  cache_entry: str = ""):
         import torch
@@ -170,26 +148,17 @@ class Summary:
         self.recompute_overhead = report.get("recompute_overhead")
         self.recompute_seconds = report.get("recompute_seconds")
         self.step_seconds = report.get("step_seconds")
-        recommendations = parse_recommendation(compile_log)
-        self.recommendation = recommendations[0] if recommendations else None
+        self.recommendation = report.get("recommendation")
         self.pytorch_version = torch.__version__
         self.compiled_with_pytorch = report.get("pytorch_version")
         self.memopt_version = __version__
-        self._compile_log = compile_log
-        self._baseline_log = baseline_log
 
     # -- timelines -------------------------------------------------------------
     def timelines(self) -> Tuple[List[TimelineEntry], List[TimelineEntry]]:
-        """(baseline, planned) per-op timelines of the main signature."""
-        planned = parse_timelines(self._compile_log)
-        baseline = parse_timelines(self._baseline_log)
-        function = self.function or "forward"
-
-        def pick(timelines):
-            if function in timelines:
-                return timelines[function]
-            return next(iter(timelines.values()), [])
-        return pick(baseline), pick(planned)
+        """(baseline, planned) per-op timelines of the main signature (the
+        report's top-level block); empty where the report has none."""
+        return (_timeline(self.report.get("baseline")),
+                _timeline(self.report.get("planned")))
 
     # -- text ------------------------------------------------------------------
     def groups(self) -> Dict[str, dict]:
@@ -228,15 +197,14 @@ class Summary:
         if self.signature:
             head += f", inputs {self.signature}"
         lines.append(head)
-        base, planned = self.baseline_peak_bytes, self.planned_peak_bytes
-        change = (f" ({(planned - base) / base:+.0%})"
-                  if base and planned is not None else "")
-        lines.append(f"  predicted peak    {_bytes(base)} -> {_bytes(planned)}"
-                     f"{change}  (one step above the {_bytes(self.resident_bytes)} "
-                     f"resident)")
+        peaks = predicted_peaks(self.baseline_peak_bytes,
+                                self.planned_peak_bytes)
+        lines.append(f"  predicted peak    {peaks}  (one step above the "
+                     f"{format_bytes(self.resident_bytes)} resident)")
         if self.budget_bytes:
             verdict = {True: "met", False: "NOT met"}.get(self.feasible, "")
-            lines.append(f"  budget            {_bytes(self.budget_bytes)} {verdict}")
+            lines.append(f"  budget            "
+                         f"{format_bytes(self.budget_bytes)} {verdict}")
         else:
             lines.append(f"  budget            none (--prefer "
                          f"{self.options.get('prefer', self.preference)})")
@@ -257,15 +225,16 @@ class Summary:
                     packed = sum(int(c.get("bytes_packed") or 0) for c in g["packed"])
                     kinds = sorted({c.get("kind", "") for c in g["packed"]})
                     parts.append(f"{len(g['packed'])} tensor(s) packed "
-                                 f"({'/'.join(kinds)}: {_bytes(full)} -> "
-                                 f"{_bytes(packed)})")
+                                 f"({'/'.join(kinds)}: {format_bytes(full)} -> "
+                                 f"{format_bytes(packed)})")
                 if g["offloaded"]:
                     total = sum(int(o.get("bytes") or 0) for o in g["offloaded"])
                     parts.append(f"{len(g['offloaded'])} tensor(s) offloaded "
-                                 f"({_bytes(total)})")
+                                 f"({format_bytes(total)})")
                 if g["kernels"]:
                     parts.append(f"{len(g['kernels'])} lean backward kernel(s)")
-                lines.append(f"    {name:<22} frees {_bytes(g['frees']):>10}: "
+                lines.append(f"    {name:<22} frees "
+                             f"{format_bytes(g['frees']):>10}: "
                              + ", ".join(parts))
                 for r in g["regions"]:
                     lines.append(f"      {r.label}: {r.reason}")
@@ -305,7 +274,7 @@ class Summary:
 
         baseline, planned = self.timelines()
         if not planned and not baseline:
-            raise ValueError("memopt-compile printed no timeline for this plan")
+            raise ValueError("the report of this plan holds no timeline")
         scale = float(1 << 20)
         with matplotlib.rc_context({"svg.fonttype": "none",
                                     "svg.hashsalt": "memopt",
@@ -318,9 +287,9 @@ class Summary:
                 xs = [e.index for e in entries]
                 ys = [e.live_bytes / scale for e in entries]
                 peak = max(e.live_bytes for e in entries)
-                (line,) = ax.step(xs, ys, where="post", color=color,
-                                  linewidth=1.4,
-                                  label=f"{name} step (peak {_bytes(peak)})")
+                (line,) = ax.step(
+                    xs, ys, where="post", color=color, linewidth=1.4,
+                    label=f"{name} step (peak {format_bytes(peak)})")
                 line.set_gid(f"memopt-{name}")
                 first_backward = next((e.index for e in entries
                                        if e.phase != "forward"), None)
@@ -333,8 +302,8 @@ class Summary:
             ax.set_ylim(bottom=0)
             ax.set_title(title or f"{self.model or 'model'}"
                          f"{', ' + self.mode if self.mode else ''}: "
-                         f"{_bytes(self.baseline_peak_bytes)} -> "
-                         f"{_bytes(self.planned_peak_bytes)}", fontsize=10)
+                         f"{format_bytes(self.baseline_peak_bytes)} -> "
+                         f"{format_bytes(self.planned_peak_bytes)}", fontsize=10)
             ax.legend(loc="upper left", fontsize=8, frameon=False)
             ax.grid(axis="y", linewidth=0.3)
             fig.tight_layout()
@@ -383,17 +352,15 @@ class Summary:
 def summary(wrapped) -> Summary:
     """The Summary of a `memopt.wrap`ped module's plan for its current
     training flags (else the first plan compiled)."""
-    from .wrapping import MemoptModule
+    from .errors import InputError, describe
+    from .flags import describe_flags
+    from .wrapped_module import MemoptModule
     if not isinstance(wrapped, MemoptModule):
-        from .errors import InputError
-        raise InputError(f"summary takes what memopt.wrap returned, got a "
-                         f"{type(wrapped).__name__}")
+        raise InputError(f"summary takes what memopt.wrap returned, got "
+                         f"{describe(wrapped)}")
     plan = wrapped._memopt_plan_for_summary()
-    from .wrapping import _describe_flags
-    entry = plan.entry
-    return Summary(plan.report, entry.read_text("compile.log"),
-                   entry.read_text("baseline.log"),
-                   model=type(wrapped._memopt_model).__name__,
-                   mode=_describe_flags(wrapped._memopt_model, plan.flags),
+    model = wrapped._memopt_model
+    return Summary(plan.report, model=type(model).__name__,
+                   mode=describe_flags(model, plan.flags),
                    cache_hit=plan.cache_hit, seconds=plan.seconds,
-                   cache_entry=str(entry.directory))
+                   cache_entry=str(plan.entry.directory))

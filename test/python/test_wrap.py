@@ -49,7 +49,13 @@ sys.path.insert(0, str(REPO / "python"))
 os.environ.setdefault("MEMOPT_BUILD_DIR", str(REPO / "build"))
 
 import memopt  # noqa: E402
-from memopt import measure, wrapping  # noqa: E402
+from memopt import measure  # noqa: E402
+from memopt.binding import Plan  # noqa: E402
+from memopt.cache import FORMAT, lookup, make_key  # noqa: E402
+from memopt.compiler import Compiler  # noqa: E402
+from memopt.flags import flags_of  # noqa: E402
+from memopt.options import Options, budget_text  # noqa: E402
+from memopt.signatures import collect_signatures  # noqa: E402
 
 MODELS = {
     "resnet18": dict(batch=2, image=32),
@@ -158,12 +164,11 @@ def worker(spec: dict) -> dict:
         grads = [n for (n, a), (_, b) in zip(eager.named_parameters(),
                                              wrapped.named_parameters())
                  if not torch.equal(a.grad, b.grad)]
-        flags = wrapping._flags_of(memopt.detach(wrapped))
+        flags = flags_of(memopt.detach(wrapped))
         result["frozen_bn"] = {
             "plans": len([p for p in wrapped._memopt_plans.values()
-                          if isinstance(p, wrapping._Plan)]),
-            "compiled": isinstance(wrapped._memopt_plans.get(flags),
-                                   wrapping._Plan),
+                          if isinstance(p, Plan)]),
+            "compiled": isinstance(wrapped._memopt_plans.get(flags), Plan),
             "outputs_equal": bool(torch.equal(*outs)),
             "grads_differ": grads, "state_differs": _equal_state(eager, wrapped)}
         wrapped.train()
@@ -181,7 +186,7 @@ def worker(spec: dict) -> dict:
         m.train()
         torch.manual_seed(400)
         outs.append(m(*x).detach())
-    plan = wrapped._memopt_plans[wrapping._flags_of(memopt.detach(wrapped))]
+    plan = wrapped._memopt_plans[flags_of(memopt.detach(wrapped))]
     result["state_dict"] = {
         "keys": list(state) == list(build().state_dict()),
         "wrapped_to_eager_equal": to_eager,
@@ -478,7 +483,7 @@ def test_damaged_cache_entry_is_recompiled(tmp_path):
     plan = next(iter(wrapped._memopt_plans.values()))
     assert not plan.cache_hit
     # The entry is whole again and the plan trains like the model.
-    assert wrapping._cache.lookup(cache, entry.name) is not None
+    assert lookup(cache, entry.name) is not None
     eager = copy.deepcopy(model)
     outs = []
     for m in (eager, wrapped):
@@ -498,13 +503,11 @@ def test_damaged_cache_entry_is_recompiled(tmp_path):
 
 def _key(model, sample, prefer="balanced", budget=None):
     """The cache key wrap would use (without compiling)."""
-    signatures = wrapping._collect_signatures(model, sample, None)
-    options = wrapping._Options(budget=wrapping._budget_text(budget),
-                                prefer=prefer, device="cpu", checkpoint=None,
-                                no_checkpoint=None, assume_binary=None)
-    compiler = wrapping._Compiler(model, signatures, options, None, False)
-    return wrapping._cache.make_key(
-        compiler.key_parts(wrapping._flags_of(model)))
+    signatures = collect_signatures(model, sample, None)
+    options = Options(budget=budget_text(budget), prefer=prefer, device="cpu",
+                      checkpoint=None, no_checkpoint=None, assume_binary=None)
+    compiler = Compiler(model, signatures, options, None, False)
+    return make_key(compiler.key_parts(flags_of(model)))
 
 
 def test_key_covers_code_options_and_flags(tmp_path):
@@ -545,6 +548,48 @@ def test_key_covers_code_options_and_flags(tmp_path):
     assert len(set(keys.values())) == len(keys), keys
 
 
+def test_one_compile_per_plan(tmp_path, monkeypatch):
+    """Each plan is ONE memopt-compile run (its --report with --timeline
+    holds everything the summary shows); a cache hit runs none; an entry
+    of an older cache format is not used."""
+    runs = []
+    popen = subprocess.Popen
+
+    def counting(command, *args, **kwargs):
+        if pathlib.Path(command[0]).name == "memopt-compile":
+            runs.append(list(command))
+        return popen(command, *args, **kwargs)
+    monkeypatch.setattr(subprocess, "Popen", counting)
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 8, 8)
+    cache = tmp_path / "cache"
+    monkeypatch.setattr("memopt.cache.FORMAT", FORMAT - 1)
+    memopt.wrap(SmallNet().train(), x, cache_dir=cache, verbose=False)
+    monkeypatch.setattr("memopt.cache.FORMAT", FORMAT)
+    assert len(runs) == 1
+    model = SmallNet().train()
+    wrapped = memopt.wrap(model, x, cache_dir=cache, verbose=False)
+    assert len(runs) == 2, "an entry of the older format was used"
+    assert not next(iter(wrapped._memopt_plans.values())).cache_hit
+    command = runs[-1]
+    assert "--timeline" in command and "--report" in command
+    assert "--analyze-only" not in command
+    memopt.wrap(SmallNet().train(), x, cache_dir=cache, verbose=False)
+    assert len(runs) == 2, "a cache hit ran memopt-compile"
+    wrapped.eval()
+    wrapped(x)  # autograd on, eval flags: a second plan, one more run
+    assert len(runs) == 3
+    with torch.no_grad():
+        wrapped(x)
+    memopt.summary(wrapped).timelines()
+    assert len(runs) == 3
+    entries = _entries(cache)
+    assert len(entries) == 3  # the older format's, train mode, eval mode
+    for entry in entries:
+        assert sorted(p.name for p in (cache / entry).iterdir()) == [
+            "meta.json", "model.memopt.pt", "report.json"]
+
+
 def test_no_grad_runs_eager_and_autograd_runs_the_plan(tmp_path):
     torch.manual_seed(0)
     model = SmallNet().train()
@@ -572,7 +617,7 @@ def test_no_grad_runs_eager_and_autograd_runs_the_plan(tmp_path):
     assert not model.training and not model.bn.training
     wrapped(x)
     plans = [p for p in wrapped._memopt_plans.values()
-             if isinstance(p, wrapping._Plan)]
+             if isinstance(p, Plan)]
     assert len(plans) == 2 and calls == [1, 1]
     wrapped.train()
     wrapped(x)
@@ -758,6 +803,7 @@ def test_summary_and_timeline_figure(tmp_path):
     assert s.regions and all(r.reason for r in s.regions)
     assert s.recompute_overhead is not None
     assert s.recommendation
+    assert s.recommendation == report["recommendation"]
     assert s.pytorch_version == torch.__version__
     text = str(s)
     assert "by module:" in text and s.recommendation in text
@@ -766,6 +812,12 @@ def test_summary_and_timeline_figure(tmp_path):
     assert len(text.splitlines()) < 12 + len(s.regions) + len(s.compressed)
     baseline, planned = s.timelines()
     assert baseline and planned
+    for entries, block in ((baseline, "baseline"), (planned, "planned")):
+        assert [(e.op, e.module_path, e.phase, e.live_bytes)
+                for e in entries] == [
+            (p["op"], p["module_path"], p["phase"], p["live_bytes"])
+            for p in report[block]["timeline"]]
+    assert any(e.phase == "recompute" for e in planned)
     assert max(e.live_bytes for e in baseline) == s.baseline_peak_bytes
     assert max(e.live_bytes for e in planned) == s.planned_peak_bytes
     svg = s.plot(tmp_path / "timeline.svg")

@@ -1,0 +1,103 @@
+"""wrap's planning options (`budget`, `prefer`, `device`, module paths) as
+memopt-compile's arguments. The values are checked here and passed on as
+they are; what they mean is memopt-compile's (docs/compile.md)."""
+import dataclasses
+from typing import List, Optional
+
+import torch
+import torch.nn as nn
+
+from .errors import InputError, describe
+
+__all__ = ["PREFERENCES", "Options", "make_options", "budget_text"]
+
+PREFERENCES = ("speed", "balanced", "memory")
+
+
+@dataclasses.dataclass
+class Options:
+    budget: Optional[str]
+    prefer: str
+    device: str
+    checkpoint: Optional[str]
+    no_checkpoint: Optional[str]
+    assume_binary: Optional[str]
+
+    def arguments(self) -> List[str]:
+        args = ["--prefer", self.prefer, "--device", self.device]
+        if self.budget is not None:
+            args += ["--budget", self.budget]
+        for option, value in (("--checkpoint", self.checkpoint),
+                              ("--no-checkpoint", self.no_checkpoint),
+                              ("--assume-binary", self.assume_binary)):
+            if value:
+                args += [option, value]
+        return args
+
+
+def make_options(model: nn.Module, *, budget, prefer, device, checkpoint,
+                 no_checkpoint, assume_binary) -> Options:
+    """wrap's keyword arguments as Options; InputError for a value
+    memopt-compile would not take."""
+    if prefer not in PREFERENCES:
+        raise InputError(f"unknown prefer '{prefer}' (expected speed, "
+                         f"balanced or memory)")
+    return Options(
+        budget=budget_text(budget), prefer=prefer,
+        device=_device_of(model, device),
+        checkpoint=_paths_option(checkpoint, "checkpoint"),
+        no_checkpoint=_paths_option(no_checkpoint, "no_checkpoint"),
+        assume_binary=_paths_option(assume_binary, "assume_binary"))
+
+
+def _paths_option(value, option: str) -> Optional[str]:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split(",") if p.strip()]
+    elif isinstance(value, (list, tuple, set)):
+        parts = []
+        for p in value:
+            if not isinstance(p, str):
+                raise InputError(f"{option} holds {describe(p)}: expected "
+                                 f"module paths such as 'layer1.0'")
+            parts.append(p)
+    else:
+        raise InputError(f"{option} is {describe(value)}: expected a module "
+                         f"path, a comma-separated string or a list of them")
+    return ",".join(parts) if parts else None
+
+
+def budget_text(budget) -> Optional[str]:
+    """`budget` in memopt-compile's --budget syntax (bytes, `40%`,
+    `1.5GiB`); None without one."""
+    if budget is None:
+        return None
+    if isinstance(budget, bool):
+        raise InputError("budget is a bool: give bytes (int), a fraction of "
+                         "the baseline peak (0.4) or a string ('40%', '1.5GiB')")
+    if isinstance(budget, int):
+        if budget <= 0:
+            raise InputError(f"budget {budget} is not a positive number of bytes")
+        return str(budget)
+    if isinstance(budget, float):
+        if not 0.0 < budget <= 1.0:
+            raise InputError(f"budget {budget} is no fraction of the baseline "
+                             f"peak (0 < budget <= 1); give bytes as an int")
+        return f"{budget * 100:g}%"
+    if isinstance(budget, str):
+        return budget.strip()
+    raise InputError(f"budget is {describe(budget)}: give bytes (int), a "
+                     f"fraction (0.4) or a string ('40%', '1.5GiB')")
+
+
+def _device_of(model: nn.Module, device) -> str:
+    if device is not None:
+        text = str(device.type if isinstance(device, torch.device) else device)
+        text = text.split(":")[0]
+        if text not in ("cpu", "cuda"):
+            raise InputError(f"device '{device}' is neither cpu nor cuda")
+        return text
+    for tensor in list(model.parameters()) + list(model.buffers()):
+        return "cuda" if tensor.device.type == "cuda" else "cpu"
+    return "cpu"

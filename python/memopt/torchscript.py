@@ -1,0 +1,248 @@
+"""From the model to TorchScript, which is what memopt-compile reads.
+
+`to_torchscript` scripts the model (`torch.jit.script`); when that fails it
+traces it on the sample input, with a `MemoptWarning` saying why and what
+tracing loses, and when neither works raises a one-line
+`UnsupportedModelError` naming the module and source line. Either way the
+model is left as it was: its hooks are set aside while converting (the
+compiled forward does not run Python hooks), the attributes TorchScript adds
+to modules are removed again, and the buffers, training flags and RNG state
+a trace changes are restored. `check_outputs` refuses a forward that
+returns anything other than tensors.
+"""
+import collections
+import inspect
+import os
+import re
+import warnings
+from typing import List, Optional, Tuple
+
+import torch
+import torch.nn as nn
+
+from .errors import UnsupportedModelError, warn
+from .signatures import Sample, forward_signature
+
+__all__ = ["to_torchscript", "check_outputs", "hooked_modules", "first_line"]
+
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks")
+
+
+def hooked_modules(model: nn.Module) -> List[str]:
+    """Paths of the model's modules that have hooks registered."""
+    return [path or "<root>" for path, m in model.named_modules()
+            if any(getattr(m, h, None) for h in _HOOKS)]
+
+
+# ---------------------------------------------------------------------------
+# One-line errors with where they happened
+# ---------------------------------------------------------------------------
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a == b
+
+
+def _where(model: nn.Module, text: str) -> str:
+    """` at <module path> (<file>:<line>)` for the first source location in
+    a TorchScript error that lies in one of the model's classes."""
+    locations = _FILE_LINE.findall(text)
+    if not locations:
+        return ""
+    classes = []
+    for path, module in model.named_modules():
+        try:
+            source = inspect.getsourcefile(type(module))
+            lines, start = inspect.getsourcelines(type(module))
+        except (TypeError, OSError):
+            continue
+        if source:
+            classes.append((path, source, start, start + len(lines)))
+    for filename, line in locations:
+        line = int(line)
+        for path, source, start, end in classes:
+            if start <= line < end and _same_file(source, filename):
+                return (f", at {path or '<root>'} "
+                        f"({os.path.basename(filename)}:{line})")
+    filename, line = locations[0]
+    return f", at {os.path.basename(filename)}:{line}"
+
+
+def first_line(error: BaseException, limit: int = 160) -> str:
+    """The first line of an exception's message, at most `limit` long."""
+    lines = [l.strip() for l in str(error).splitlines() if l.strip()]
+    text = lines[0] if lines else type(error).__name__
+    text = text.rstrip(":")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+_AT = re.compile(r", at (?:(?P<path>[^ ()]+) )?\((?P<source>[^()]+:\d+)\)$"
+                 r"|, at (?P<bare>[^ ()]+:\d+)$")
+
+
+def _location(text: str) -> Tuple[Optional[str], Optional[str]]:
+    """(module path, source) of a `, at <path> (<file>:<line>)` suffix."""
+    m = _AT.search(text)
+    if not m:
+        return None, None
+    if m.group("bare"):
+        return None, m.group("bare")
+    return m.group("path"), m.group("source")
+
+
+# ---------------------------------------------------------------------------
+# Converting without a trace on the model
+# ---------------------------------------------------------------------------
+
+class _PreservedState:
+    """Restores the model's buffers (batch-norm statistics) and training
+    flags, and the global RNG, after running it (tracing runs forward
+    once; parameters it does not change)."""
+
+    def __init__(self, model: nn.Module):
+        self.model = model
+
+    def __enter__(self):
+        self.values = [(t, t.detach().clone()) for t in self.model.buffers()]
+        self.flags = [(m, m.training) for m in self.model.modules()]
+        self.rng = torch.random.get_rng_state()
+        self.cuda_rng = (torch.cuda.get_rng_state_all()
+                         if torch.cuda.is_available() else None)
+        return self
+
+    def __exit__(self, *exc):
+        with torch.no_grad():
+            for tensor, value in self.values:
+                tensor.copy_(value)
+        for module, flag in self.flags:
+            module.training = flag
+        torch.random.set_rng_state(self.rng)
+        if self.cuda_rng is not None:
+            torch.cuda.set_rng_state_all(self.cuda_rng)
+
+
+class _PreservedAttributes:
+    """Converts the model without its hooks (TorchScript would try to
+    compile them; the compiled forward does not run Python hooks) and
+    removes the attributes scripting adds to the model's modules
+    (TorchScript records `__overloads__` on every module it visits)."""
+
+    def __init__(self, model: nn.Module):
+        self.before = [(m, set(vars(m))) for m in model.modules()]
+        self.hooks = [(m, h, getattr(m, h)) for m in model.modules()
+                      for h in _HOOKS if getattr(m, h, None)]
+
+    def __enter__(self):
+        for module, name, _ in self.hooks:
+            setattr(module, name, collections.OrderedDict())
+        return self
+
+    def __exit__(self, *exc):
+        for module, name, hooks in self.hooks:
+            setattr(module, name, hooks)
+        for module, names in self.before:
+            for name in set(vars(module)) - names:
+                try:
+                    delattr(module, name)
+                except AttributeError:
+                    pass
+
+
+def to_torchscript(model: nn.Module, example: Optional[Sample],
+                   warn_trace: bool = True):
+    """(ScriptModule, how): `how` is "torchscript" (given one), "script", or
+    "trace" (on `example`, with a warning unless `warn_trace` is False);
+    UnsupportedModelError (one line) when neither works. The model is left
+    as it was (values, flags, attributes, RNG)."""
+    with _PreservedAttributes(model):
+        return _convert(model, example, warn_trace)
+
+
+def _convert(model: nn.Module, example: Optional[Sample], warn_trace: bool):
+    name = type(model).__name__
+    if isinstance(model, torch.jit.ScriptModule):
+        return model, "torchscript"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch.jit.script(model), "script"
+    except Exception as e:  # TorchScript raises many types
+        script_error = first_line(e) + _where(model, str(e))
+    path, source = _location(script_error)
+    if example is None:
+        raise UnsupportedModelError(
+            f"cannot script {name}: {script_error}; and without a sample "
+            f"input it cannot be traced either", module_path=path,
+            source=source) from None
+    args, kwargs = example
+    if kwargs:
+        signature = forward_signature(model)
+        names = list(signature.parameters) if signature else []
+        if names[:len(kwargs)] == list(kwargs):
+            args, kwargs = tuple(kwargs[n] for n in names[:len(kwargs)]), {}
+        else:
+            raise UnsupportedModelError(
+                f"cannot script {name}: {script_error}; and PyTorch "
+                f"{torch.__version__} cannot trace keyword inputs",
+                module_path=path, source=source) from None
+    try:
+        # with autograd on, as in training (some modules take other paths
+        # without it, e.g. nn.TransformerEncoderLayer's fast path)
+        with _PreservedState(model), warnings.catch_warnings(), \
+                torch.enable_grad():
+            warnings.simplefilter("ignore")
+            traced = torch.jit.trace(model, args, check_trace=False)
+    except Exception as e:
+        trace_error = first_line(e, 100) + _where(model, str(e))
+        if path is None and source is None:
+            path, source = _location(trace_error)
+        raise UnsupportedModelError(
+            f"{name} can be neither scripted ({script_error}) nor traced "
+            f"({trace_error})", module_path=path, source=source) from None
+    if warn_trace:
+        warn(
+            f"memopt.wrap: torch.jit.script failed on {name} ({script_error}); "
+            f"traced it on the sample input instead. A trace records only the "
+            f"operations that input ran: Python control flow is fixed to the "
+            f"branches it took, and inputs that would take others run them "
+            f"wrong")
+    return traced, "trace"
+
+
+# ---------------------------------------------------------------------------
+# What forward returns
+# ---------------------------------------------------------------------------
+
+def _return_types(scripted) -> List[str]:
+    """The TorchScript return type(s) of forward, as strings."""
+    try:
+        schema = scripted.forward.schema
+    except (AttributeError, RuntimeError):
+        return []
+    return [str(r.type) for r in schema.returns]
+
+
+_TENSOR_RESULT = re.compile(r"^(Tensor|Tuple\[(Tensor(, )?)+\]|\((Tensor(, )?)+\))$")
+
+
+def check_outputs(model: nn.Module, scripted) -> None:
+    """UnsupportedModelError unless forward returns a tensor or a tuple of
+    tensors."""
+    for text in _return_types(scripted):
+        if not _TENSOR_RESULT.match(text.replace(" ", "").replace(",", ", ")):
+            source = None
+            try:
+                forward = type(model).forward
+                _, line = inspect.getsourcelines(forward)
+                source = f"{os.path.basename(inspect.getsourcefile(forward))}:{line}"
+            except (TypeError, OSError):
+                pass
+            where = f", at <root> ({source})" if source else ""
+            raise UnsupportedModelError(
+                f"{type(model).__name__}.forward returns {text}: memopt "
+                f"compiles models whose forward returns a tensor or a tuple "
+                f"of tensors{where}", module_path="<root>",
+                source=source) from None
