@@ -37,6 +37,11 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
+# One invocation at a time: each mounts into the root and unmounts on exit.
+mkdir -p "$(dirname "$CHROOT")"
+exec 9>"$CHROOT.lock"
+flock 9
+
 host_install() {
   local missing=()
   for p in "$@"; do
@@ -83,8 +88,12 @@ mkdir -p "$BUILD"
 case "$BUILD" in "$ROOT"/*) ;; *) bind "$BUILD" "$BUILD" ;; esac
 cp -L /etc/resolv.conf "$CHROOT/etc/resolv.conf" 2>/dev/null || true
 
+# A clean environment, but for the machine's OpenBLAS settings: where the
+# host pins OPENBLAS_CORETYPE, the root's OpenBLAS misdetects the processor
+# without it and computes wrong (even NaN) products.
+mapfile -t OPENBLAS_ENV < <(env | grep '^OPENBLAS_' || true)
 in_root() { chroot "$CHROOT" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-  LANG=C.UTF-8 CI="${CI:-}" "$@"; }
+  LANG=C.UTF-8 CI="${CI:-}" "${OPENBLAS_ENV[@]}" "$@"; }
 
 # 2. The packages, installed again only when the list changes.
 STAMP="$CHROOT/.memopt-packages"
