@@ -90,27 +90,25 @@ def _first(kind: str) -> Optional[pathlib.Path]:
     return None
 
 
+def _require(kind: str, name: str) -> pathlib.Path:
+    found = _first(kind)
+    if found is None:
+        raise ToolNotFoundError(
+            f"{name} not found (looked at "
+            + ", ".join(str(p) for p in candidates(kind))
+            + "): build it (cmake --build build) or set MEMOPT_BUILD_DIR")
+    return found
+
+
 def compiler_path() -> pathlib.Path:
     """The memopt-compile executable; ToolNotFoundError (one line, with the
     places looked at) when there is none."""
-    found = _first("compiler")
-    if found is None:
-        raise ToolNotFoundError(
-            "memopt-compile not found (looked at "
-            + ", ".join(str(p) for p in candidates("compiler"))
-            + "): build it (cmake --build build) or set MEMOPT_BUILD_DIR")
-    return found
+    return _require("compiler", "memopt-compile")
 
 
 def runtime_library_path() -> pathlib.Path:
     """libmemopt_runtime.so; ToolNotFoundError when there is none."""
-    found = _first("runtime")
-    if found is None:
-        raise ToolNotFoundError(
-            "libmemopt_runtime.so not found (looked at "
-            + ", ".join(str(p) for p in candidates("runtime"))
-            + "): build it (cmake --build build) or set MEMOPT_BUILD_DIR")
-    return found
+    return _require("runtime", "libmemopt_runtime.so")
 
 
 def run_compiler() -> None:
