@@ -15,13 +15,9 @@ CONV = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Gradients are compared with eager's bit for bit, and PyTorch 2.6's CPU
-    convolution backward on two threads differs from run to run (even NaN in
-    the input gradient now and then, eager alone); the pack kernels' threads
-    are tested in test_runtime_compression.py."""
+def two_threads():
     before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(2)
     yield
     torch.set_num_threads(before)
 
