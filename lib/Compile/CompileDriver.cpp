@@ -259,7 +259,7 @@ int mlir::memopt::runCompile(const CompileOptions &options,
       printer.error("cannot import '" + options.inputPath + "'");
     return 1;
   }
-  std::string gradBuffers = resolveGradBuffers(options);
+  StringRef gradBuffers = stringifyGradBuffers(resolveGradBuffers(options));
   (*module)->setAttr(kGradBuffersAttrName,
                      StringAttr::get(&context, gradBuffers));
   if (signatures.size() == 1) {
@@ -281,7 +281,7 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   report.budget = options.budget;
   report.prefer = options.prefer;
   report.device = options.device;
-  report.gradBuffers = gradBuffers;
+  report.gradBuffers = gradBuffers.str();
   report.torchVersion = MEMOPT_TORCH_VERSION;
   report.fallback = options.fallback;
   report.checkpoint = options.checkpoint;

@@ -111,8 +111,8 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
             "' (expected cpu or cuda)";
     return failure();
   }
-  if (!llvm::is_contained({"auto", "resident", "allocated"},
-                          options.gradBuffers)) {
+  if (options.gradBuffers != "auto" &&
+      !parseGradBuffers(options.gradBuffers)) {
     error = "unknown --grad-buffers '" + options.gradBuffers +
             "' (expected auto, resident or allocated)";
     return failure();
@@ -229,11 +229,12 @@ mlir::memopt::collectSignatures(const CompileOptions &options,
   return signatures;
 }
 
-std::string mlir::memopt::resolveGradBuffers(const CompileOptions &options) {
-  if (options.gradBuffers != "auto")
-    return options.gradBuffers;
+GradBuffers mlir::memopt::resolveGradBuffers(const CompileOptions &options) {
+  if (std::optional<GradBuffers> mode = parseGradBuffers(options.gradBuffers))
+    return *mode;
   // zero_grad() sets .grad to None by default since PyTorch 2.0.
-  return MEMOPT_TORCH_VERSION_MAJOR >= 2 ? "allocated" : "resident";
+  return MEMOPT_TORCH_VERSION_MAJOR >= 2 ? GradBuffers::Allocated
+                                         : GradBuffers::Resident;
 }
 
 std::string mlir::memopt::buildPipeline(const CompileOptions &options,

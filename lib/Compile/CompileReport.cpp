@@ -342,7 +342,6 @@ public:
 
   void write(const CompileReport &report) {
     this->report = &report;
-    timeline = report.timelineInJSON;
     json.object([&] {
       json.attribute("version", kCompileReportVersion);
       json.attribute("model", report.model);
@@ -427,7 +426,7 @@ private:
             json.attribute("bytes", bytes);
           });
       });
-      if (!timeline) {
+      if (!report->timelineInJSON) {
         json.attribute("timeline", nullptr);
         return;
       }
@@ -524,7 +523,6 @@ private:
 
   llvm::json::OStream json;
   const CompileReport *report = nullptr;
-  bool timeline = false;
 };
 } // namespace
 

@@ -134,11 +134,9 @@ class StepMeasurement:
         return asdict(self)
 
 
-def resident_bytes(model: nn.Module) -> int:
-    """Bytes of parameters, buffers and gradients (each storage once)."""
+def _storage_bytes(tensors: Iterable[torch.Tensor]) -> int:
+    """Bytes of the tensors' storages, each storage once."""
     seen, total = set(), 0
-    tensors: List[torch.Tensor] = list(model.parameters()) + list(model.buffers())
-    tensors += [p.grad for p in model.parameters() if p.grad is not None]
     for t in tensors:
         storage = t.storage()
         key = storage.data_ptr()
@@ -147,6 +145,13 @@ def resident_bytes(model: nn.Module) -> int:
         seen.add(key)
         total += storage.size() * storage.element_size()
     return total
+
+
+def resident_bytes(model: nn.Module) -> int:
+    """Bytes of parameters, buffers and gradients (each storage once)."""
+    tensors: List[torch.Tensor] = list(model.parameters()) + list(model.buffers())
+    tensors += [p.grad for p in model.parameters() if p.grad is not None]
+    return _storage_bytes(tensors)
 
 
 def zero_grad_sets_none() -> bool:
@@ -160,16 +165,6 @@ def zero_grad_sets_none() -> bool:
 
 def _resolve_set_to_none(set_to_none: Optional[bool]) -> bool:
     return zero_grad_sets_none() if set_to_none is None else set_to_none
-
-
-def _grad_bytes(params: Sequence[torch.Tensor]) -> int:
-    """Bytes of the parameters' .grad storages (each once)."""
-    seen, total = set(), 0
-    for p in params:
-        if p.grad is not None and p.grad.storage().data_ptr() not in seen:
-            seen.add(p.grad.storage().data_ptr())
-            total += p.grad.storage().size() * p.grad.storage().element_size()
-    return total
 
 
 def _default_backward(out) -> None:
@@ -218,7 +213,8 @@ def measure_training_step(model: nn.Module, inputs: Sequence[torch.Tensor],
         del out
         current, high = stats.memory_stats()
         # The .grad buffers this step allocated stay with the model.
-        leaked = current - live - (_grad_bytes(params) if set_to_none else 0)
+        grads = [p.grad for p in params if p.grad is not None]
+        leaked = current - live - (_storage_bytes(grads) if set_to_none else 0)
         if i >= warmup:
             peaks.append(high - live)
             times.append(elapsed)

@@ -9,6 +9,7 @@
 #ifndef MEMOPT_COMPILE_COMPILEOPTIONS_H
 #define MEMOPT_COMPILE_COMPILEOPTIONS_H
 
+#include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Planning/Budget.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 
@@ -73,9 +74,9 @@ struct CompileOptions {
   std::string commandLine;
 };
 
-/// `options.gradBuffers` with `auto` resolved for the PyTorch this build
-/// targets: "resident" or "allocated".
-std::string resolveGradBuffers(const CompileOptions &options);
+/// `options.gradBuffers` (valid: validateCompileOptions) with `auto`
+/// resolved for the PyTorch this build targets.
+GradBuffers resolveGradBuffers(const CompileOptions &options);
 
 /// Checks everything that needs no model: option values, spec syntax, the
 /// budget, that outputs can be written. Returns the parsed budget (if any)
