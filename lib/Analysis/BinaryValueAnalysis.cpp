@@ -1,6 +1,7 @@
 //===- BinaryValueAnalysis.cpp - tensors that hold only 0 and 1 -----------===//
 #include "memopt/Analysis/BinaryValueAnalysis.h"
 #include "OpMemoryEffects.h"
+#include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Dialect/MemoptOps.h"
 
@@ -8,53 +9,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::memopt;
-
-/// Operators whose result 0 holds a subset (or rearrangement) of the values
-/// of operand 0: casts keep exact 0 and 1, views and max-like reductions
-/// only pick existing elements.
-static bool preservesArg0(StringRef name) {
-  return llvm::StringSwitch<bool>(name)
-      .Cases("aten::to", "aten::type_as", "aten::view", "aten::reshape", true)
-      .Cases("aten::flatten", "aten::unflatten", "aten::permute", true)
-      .Cases("aten::transpose", "aten::t", "aten::contiguous", true)
-      .Cases("aten::clone", "aten::detach", "aten::squeeze", true)
-      .Cases("aten::unsqueeze", "aten::expand", "aten::expand_as", true)
-      .Cases("aten::select", "aten::slice", "aten::narrow", true)
-      .Cases("aten::chunk", "aten::split", "aten::unbind", true)
-      .Cases("aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d", true)
-      .Cases("aten::adaptive_max_pool2d", "aten::amax", "aten::amin", true)
-      .Cases("aten::max", "aten::min", "aten::relu", "aten::relu_", true)
-      .Cases("aten::abs", "aten::repeat", "aten::flip", "aten::roll", true)
-      .Cases("aten::index_select", "aten::gather", "aten::index", true)
-      .Cases("aten::pixel_shuffle", "aten::view_as", "aten::reshape_as", true)
-      .Cases("prim::ListUnpack", "prim::TupleUnpack", true)
-      .Cases("prim::TupleIndex", "aten::__getitem__", true)
-      .Default(false);
-}
-
-/// Operators producing only 0 and 1 whatever their (tensor) inputs.
-static bool alwaysBinary(StringRef name) {
-  return llvm::StringSwitch<bool>(name)
-      .Cases("aten::zeros", "aten::ones", "aten::zeros_like", true)
-      .Cases("aten::ones_like", "aten::new_zeros", "aten::new_ones", true)
-      .Cases("aten::bernoulli", "aten::bernoulli_", true)
-      .Default(false);
-}
-
-/// Operators that are binary when all their tensor operands are.
-static bool binaryWhenAllBinary(StringRef name) {
-  return llvm::StringSwitch<bool>(name)
-      .Cases("aten::mul", "aten::mul_", "aten::minimum", "aten::maximum", true)
-      .Cases("aten::__and__", "aten::__or__", "aten::__xor__", true)
-      .Cases("aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor", true)
-      .Cases("aten::cat", "aten::stack", "prim::ListConstruct", true)
-      .Cases("prim::TupleConstruct", "aten::where", true)
-      .Default(false);
-}
 
 static bool isZeroOrOne(Attribute attr) {
   if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
@@ -186,52 +143,73 @@ void Solver::visitTorchOp(TorchOp op) {
   unsigned tensorOperands = llvm::count_if(
       op.getOperands(), [](Value v) { return isTensorLike(v.getType()); });
   int l = 0;
-  if (alwaysBinary(name)) {
+  switch (lookupOperator(name).binary) {
+  case BinaryRule::None:
+    break;
+  case BinaryRule::Always:
     l = 2;
-  } else if (name == "aten::where") {
+    break;
+  case BinaryRule::Where:
     l = std::min(operand(1), operand(2));
-  } else if ((name == "aten::max" || name == "aten::min") &&
-             tensorOperands == 2) {
-    l = allTensorOperands();
-  } else if (preservesArg0(name)) {
+    break;
+  case BinaryRule::MaxMin:
+    l = tensorOperands == 2 ? allTensorOperands() : operand(0);
+    break;
+  case BinaryRule::Subset:
+  case BinaryRule::SubsetCopy:
     l = operand(0);
-  } else if (binaryWhenAllBinary(name)) {
+    break;
+  case BinaryRule::AllOperands:
+    l = allTensorOperands();
+    break;
+  case BinaryRule::Mul:
     // mul by a constant 0 or 1 keeps 0/1 too.
-    bool scalarFactor = (name == "aten::mul" || name == "aten::mul_") &&
-                        tensorOperands == 1 && op->getNumOperands() == 1;
-    l = scalarFactor ? (isZeroOrOne(constArg(op, 1)) ? operand(0) : 0)
-                     : allTensorOperands();
-  } else if (name == "aten::heaviside") {
+    if (tensorOperands == 1 && op->getNumOperands() == 1)
+      l = isZeroOrOne(constArg(op, 1)) ? operand(0) : 0;
+    else
+      l = allTensorOperands();
+    break;
+  case BinaryRule::Heaviside:
     l = operand(1); // the value taken where the input is 0
-  } else if (name == "aten::rsub") {
+    break;
+  case BinaryRule::OneMinus:
     // 1 - b
     l = op->getNumOperands() == 1 && isOne(constArg(op, 1)) && unitAlpha(op)
             ? operand(0)
             : 0;
-  } else if (name == "aten::add" && op->getNumOperands() == 1 &&
-             isOne(constArg(op, 1)) && unitAlpha(op)) {
-    // 1 + (-b): how TorchScript spells 1.0 - b (+0 where b is 1).
-    TorchOp neg;
-    if (isTorchOp(op->getOperand(0), "aten::neg", neg) &&
-        neg->getNumOperands() == 1)
-      l = get(neg->getOperand(0));
-  } else if (name == "aten::add" && op->getNumOperands() == 2 &&
-             unitAlpha(op)) {
-    // Straight-through: hard + (soft - soft.detach()) is hard in forward.
-    if (isZeroStraightThrough(op->getOperand(1)))
-      l = operand(0);
-    else if (isZeroStraightThrough(op->getOperand(0)))
-      l = operand(1);
-  } else if (name == "aten::masked_fill") {
+    break;
+  case BinaryRule::Add:
+    if (!unitAlpha(op))
+      break;
+    if (op->getNumOperands() == 1 && isOne(constArg(op, 1))) {
+      // 1 + (-b): how TorchScript spells 1.0 - b (+0 where b is 1).
+      TorchOp neg;
+      if (isTorchOp(op->getOperand(0), "aten::neg", neg) &&
+          neg->getNumOperands() == 1)
+        l = get(neg->getOperand(0));
+    } else if (op->getNumOperands() == 2) {
+      // Straight-through: hard + (soft - soft.detach()) is hard in forward.
+      if (isZeroStraightThrough(op->getOperand(1)))
+        l = operand(0);
+      else if (isZeroStraightThrough(op->getOperand(0)))
+        l = operand(1);
+    }
+    break;
+  case BinaryRule::MaskedFill:
     l = isZeroOrOne(constArg(op, 2)) ? operand(0)
                                      : std::min(operand(0), operand(2));
-  } else if (name == "aten::full" || name == "aten::full_like" ||
-             name == "aten::new_full" || name == "aten::fill_") {
-    unsigned pos = name == "aten::full" ? 1 : (name == "aten::fill_" ? 1 : 2);
-    l = isZeroOrOne(constArg(op, pos)) ? 2 : 0;
-  } else if (name == "aten::constant_pad_nd") {
+    break;
+  case BinaryRule::FillAt1:
+    l = isZeroOrOne(constArg(op, 1)) ? 2 : 0;
+    break;
+  case BinaryRule::FillAt2:
+    l = isZeroOrOne(constArg(op, 2)) ? 2 : 0;
+    break;
+  case BinaryRule::ConstantPad: {
     Attribute value = constArg(op, 2);
     l = (!value || isa<NoneAttr>(value) || isZeroOrOne(value)) ? operand(0) : 0;
+    break;
+  }
   }
   if (!l)
     return;
@@ -256,9 +234,7 @@ static void collectAliases(Operation *root,
       return;
     }
     if (op->getNumOperands() && op->getNumResults() &&
-        preservesArg0(op.getName()) && !op.getName().starts_with("aten::to") &&
-        !op.getName().contains("pool") && !op.getName().contains("max") &&
-        !op.getName().contains("min"))
+        lookupOperator(op.getName()).binary == BinaryRule::Subset)
       for (Value result : op->getResults())
         aliases.unionSets(result.getAsOpaquePointer(),
                           op->getOperand(0).getAsOpaquePointer());

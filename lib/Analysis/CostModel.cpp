@@ -2,11 +2,10 @@
 #include "memopt/Analysis/CostModel.h"
 #include "KernelWorkspace.h"
 #include "OpMemoryEffects.h"
+#include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/SavedTensorTable.h"
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Dialect/MemoptOps.h"
-
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -31,37 +30,6 @@ const CostCoefficients &CostModel::getCoefficients(CostClass cls) {
   return table[static_cast<unsigned>(cls)];
 }
 
-static CostClass classify(StringRef name) {
-  return llvm::StringSwitch<CostClass>(name)
-      .Cases("aten::conv2d", "aten::_convolution", "aten::conv1d",
-             CostClass::Conv)
-      .Cases("aten::linear", "aten::matmul", "aten::mm", CostClass::Matmul)
-      .Case("aten::addmm", CostClass::Matmul)
-      .Cases("aten::bmm", "aten::baddbmm", CostClass::BatchedMatmul)
-      .Case("aten::scaled_dot_product_attention", CostClass::BatchedMatmul)
-      .Case("aten::batch_norm", CostClass::BatchNorm)
-      .Cases("aten::layer_norm", "aten::group_norm", CostClass::Normalization)
-      .Cases("aten::softmax", "aten::log_softmax", CostClass::Softmax)
-      .Cases("aten::mean", "aten::sum", CostClass::Reduction)
-      .Case("aten::max_pool2d", CostClass::MaxPooling)
-      .Cases("aten::avg_pool2d", "aten::adaptive_avg_pool2d",
-             CostClass::Pooling)
-      .Cases("aten::contiguous", "aten::cat", "aten::stack", "aten::clone",
-             CostClass::Copy)
-      .Cases("aten::to", "aten::type_as", "aten::zeros_like", "aten::ones_like",
-             CostClass::Copy)
-      .Cases("aten::view", "aten::reshape", "aten::flatten", "aten::permute",
-             CostClass::View)
-      .Cases("aten::transpose", "aten::t", "aten::unsqueeze", "aten::squeeze",
-             CostClass::View)
-      .Cases("aten::select", "aten::slice", "aten::expand", "aten::detach",
-             CostClass::View)
-      .Cases("aten::unflatten", "aten::chunk", "aten::unbind", "aten::size",
-             CostClass::View)
-      .StartsWith("prim::", CostClass::View)
-      .Default(CostClass::Elementwise);
-}
-
 static ArrayRef<int64_t> shapeOf(Value v) {
   if (auto t = dyn_cast<RankedTensorType>(v.getType()))
     return t.getShape();
@@ -73,18 +41,6 @@ static double product(ArrayRef<int64_t> dims) {
   for (int64_t d : dims)
     p *= std::max<int64_t>(d, 0);
   return p;
-}
-
-/// Transcendental activations cost several flops per element; dropout's
-/// random draws (CPU bernoulli) about 8 ns a value on one thread, as much
-/// as 40 elementwise flops (F.dropout against x * x on 2^20 floats).
-static double elementwiseFlops(StringRef name) {
-  return llvm::StringSwitch<double>(name)
-      .Cases("aten::gelu", "aten::silu", "aten::silu_", "aten::sigmoid", 4)
-      .Cases("aten::sigmoid_", "aten::tanh", "aten::tanh_", "aten::exp", 4)
-      .Cases("aten::hardswish", "aten::hardswish_", 2)
-      .Cases("aten::dropout", "aten::dropout_", "aten::feature_dropout", 40)
-      .Default(1);
 }
 
 OpCost CostModel::getCost(Operation *op) const {
@@ -117,13 +73,14 @@ OpCost CostModel::getCost(Operation *op) const {
       inBytes += std::max<int64_t>(getDeviceBytes(e.getType()), 0);
   if (torchOp) {
     StringRef name = torchOp.getName();
-    cost.cls = classify(name);
+    const OperatorInfo &info = lookupOperator(name);
+    cost.cls = info.cost;
     // A 1x1 convolution without oneDNN is one GEMM per image.
     bool gemmConv = cost.cls == CostClass::Conv &&
                     isMatrixProductConvolution(torchOp, /*threads=*/1);
     if (gemmConv)
       cost.cls = CostClass::Matmul;
-    if (name == "aten::matmul" && op->getNumOperands() == 2 &&
+    if (info.flops == FlopRule::MatmulAnyRank && op->getNumOperands() == 2 &&
         shapeOf(op->getOperand(0)).size() >= 3 &&
         shapeOf(op->getOperand(1)).size() >= 3)
       cost.cls = CostClass::BatchedMatmul;
@@ -134,49 +91,30 @@ OpCost CostModel::getCost(Operation *op) const {
         op->getNumOperands() ? shapeOf(op->getOperand(0)) : ArrayRef<int64_t>();
     ArrayRef<int64_t> a1 = op->getNumOperands() > 1 ? shapeOf(op->getOperand(1))
                                                     : ArrayRef<int64_t>();
-    switch (cost.cls) {
-    case CostClass::Conv: // 2 * out * (cin / groups) * kh * kw
+    switch (info.flops) {
+    case FlopRule::Convolution: // 2 * out * (cin / groups) * kh * kw
       cost.flops =
           2 * outElems * (a1.size() > 1 ? product(a1.drop_front()) : 1);
       break;
-    case CostClass::Matmul: // 2 * out * k
-    case CostClass::BatchedMatmul: {
-      if (gemmConv) {
-        cost.flops =
-            2 * outElems * (a1.size() > 1 ? product(a1.drop_front()) : 1);
-        break;
-      }
-      if (name == "aten::scaled_dot_product_attention") {
-        // Scores q k^T and their product with v: 2 * 2 * (B H L) * S * E.
-        cost.flops =
-            4 * product(a0) * (a1.size() >= 2 ? a1.drop_back().back() : 1);
-        break;
-      }
-      bool addFirst = name == "aten::addmm" || name == "aten::baddbmm";
-      ArrayRef<int64_t> lhs = addFirst ? a1 : a0;
-      cost.flops = 2 * outElems * (lhs.empty() ? 1 : lhs.back());
+    case FlopRule::Attention:
+      // Scores q k^T and their product with v: 2 * 2 * (B H L) * S * E.
+      cost.flops =
+          4 * product(a0) * (a1.size() >= 2 ? a1.drop_back().back() : 1);
       break;
-    }
-    case CostClass::Normalization:
-    case CostClass::BatchNorm:
-      cost.flops = 5 * product(a0);
+    case FlopRule::Matmul: // 2 * out * k
+    case FlopRule::MatmulAnyRank:
+      cost.flops = 2 * outElems * (a0.empty() ? 1 : a0.back());
       break;
-    case CostClass::Reduction:
-      cost.flops = product(a0);
+    case FlopRule::AddMatmul:
+      cost.flops = 2 * outElems * (a1.empty() ? 1 : a1.back());
       break;
-    case CostClass::Softmax:
-      cost.flops = 4 * product(a0);
+    case FlopRule::PerInput:
+      cost.flops = info.flopsPerElement * product(a0);
       break;
-    case CostClass::Pooling:
-    case CostClass::MaxPooling:
-      cost.flops = product(a0);
+    case FlopRule::PerOutput:
+      cost.flops = info.flopsPerElement * outElems;
       break;
-    case CostClass::Elementwise:
-    case CostClass::Unknown:
-      cost.flops = elementwiseFlops(name) * outElems;
-      break;
-    case CostClass::Copy:
-    case CostClass::View:
+    case FlopRule::None:
       break;
     }
   }

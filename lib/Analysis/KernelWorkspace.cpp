@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelWorkspace.h"
+#include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Runtime/BatchNormChunks.h"
 
@@ -87,11 +88,11 @@ static bool anyNot(const std::optional<SmallVector<int64_t>> &values,
 
 /// Shapes and arguments of a 1-d or 2-d (not transposed) convolution.
 static std::optional<ConvGeometry> getConvGeometry(TorchOp op) {
-  StringRef name = op.getName();
+  WorkspaceRule rule = lookupOperator(op.getName()).workspace;
   unsigned groupsPos;
-  if (name == "aten::conv2d" || name == "aten::conv1d") {
+  if (rule == WorkspaceRule::Convolution) {
     groupsPos = 6;
-  } else if (name == "aten::convolution" || name == "aten::_convolution") {
+  } else if (rule == WorkspaceRule::GeneralConvolution) {
     groupsPos = 8;
     auto transposed =
         op.getArgs().size() > 6 ? dyn_cast<BoolAttr>(op.getArgs()[6]) : nullptr;
@@ -204,7 +205,8 @@ int64_t
 mlir::memopt::getContiguousCopyBytes(TorchOp op,
                                      function_ref<bool(Value)> isContiguous,
                                      const TrainingMemoryOptions &options) {
-  if (!options.kernelWorkspaces || op.getName() != "aten::layer_norm" ||
+  if (!options.kernelWorkspaces ||
+      lookupOperator(op.getName()).workspace != WorkspaceRule::LayerNorm ||
       op.getArgs().empty())
     return 0;
   auto ref = dyn_cast<OperandRefAttr>(op.getArgs()[0]);
@@ -267,7 +269,7 @@ mlir::memopt::getBackwardHighWater(TorchOp op, bool inputGrad, bool weightGrad,
                                    const TrainingMemoryOptions &options) {
   if (!options.kernelWorkspaces)
     return -1;
-  if (op.getName() == "aten::batch_norm")
+  if (lookupOperator(op.getName()).workspace == WorkspaceRule::BatchNorm)
     return getBatchNormBackwardHighWater(op, inputGrad);
   std::optional<ConvGeometry> g = getConvGeometry(op);
   if (!g)

@@ -2,9 +2,8 @@
 #include "KernelWorkspace.h"
 #include "MemorySimulator.h"
 #include "OpMemoryEffects.h"
+#include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/TensorBytes.h"
-
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -27,29 +26,32 @@ static int64_t getIntArg(TorchOp op, unsigned pos, int64_t fallback) {
 }
 
 /// Views whose result is not contiguous even when their operand is.
-static bool makesNonContiguous(TorchOp op) {
-  StringRef name = op.getName();
-  if (llvm::StringSwitch<bool>(name)
-          .Cases("aten::transpose", "aten::permute", "aten::t", true)
-          .Cases("aten::expand", "aten::expand_as", "aten::as_strided", true)
-          .Case("aten::unfold", true)
-          .Default(false))
+static bool makesNonContiguous(TorchOp op, const OperatorInfo &info) {
+  switch (info.layout) {
+  case LayoutRule::Transpose:
+  case LayoutRule::Permute:
+  case LayoutRule::MatrixTranspose:
+  case LayoutRule::Strided:
     return true;
   // Slicing and splitting along a dimension other than the first.
-  if (llvm::StringSwitch<bool>(name)
-          .Cases("aten::select", "aten::slice", "aten::narrow", true)
-          .Cases("aten::chunk", "aten::split", "aten::unbind", true)
-          .Default(false))
-    return getIntArg(op, name == "aten::chunk" ? 2 : 1, 0) != 0;
-  return false;
+  case LayoutRule::SliceDimAt1:
+    return getIntArg(op, 1, 0) != 0;
+  case LayoutRule::SliceDimAt2:
+    return getIntArg(op, 2, 0) != 0;
+  case LayoutRule::Inherit:
+  case LayoutRule::KeepStrides:
+  case LayoutRule::Dense:
+    return false;
+  }
+  llvm_unreachable("unknown layout rule");
 }
 
 /// A transpose or permute of a >= 3-d tensor that reorders its leading
 /// dims and keeps the last one in place (`x.transpose(0, 1)`): folding the
 /// leading dims of the result into one (matmul's reshape) copies it.
-static bool permutesLeadingDims(TorchOp op) {
-  StringRef name = op.getName();
-  if (name != "aten::transpose" && name != "aten::permute")
+static bool permutesLeadingDims(TorchOp op, const OperatorInfo &info) {
+  if (info.layout != LayoutRule::Transpose &&
+      info.layout != LayoutRule::Permute)
     return false;
   auto type = op->getNumResults() == 1
                   ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
@@ -58,7 +60,7 @@ static bool permutesLeadingDims(TorchOp op) {
     return false;
   int64_t rank = type.getRank();
   auto norm = [&](int64_t d) { return d < 0 ? d + rank : d; };
-  if (name == "aten::transpose") {
+  if (info.layout == LayoutRule::Transpose) {
     int64_t a = norm(getIntArg(op, 1, -1)), b = norm(getIntArg(op, 2, -1));
     return a != b && a != rank - 1 && b != rank - 1;
   }
@@ -79,13 +81,15 @@ static bool permutesLeadingDims(TorchOp op) {
 
 void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
                                      std::vector<Node> &nodes) {
-  StringRef name = op.getName();
+  const OperatorInfo &info = lookupOperator(op.getName());
+  SimulatorRule rule = info.simulator;
   // Sizes, scalars, prints: no tensor memory (a tuple is typed
   // !memopt.script but may hold tensors).
-  if (name != "prim::TupleConstruct" &&
+  if (rule != SimulatorRule::TupleConstruct &&
       llvm::none_of(op->getResultTypes(), isTensorLike))
     return;
-  if (name == "prim::ListConstruct" || name == "prim::TupleConstruct") {
+  if (rule == SimulatorRule::ListConstruct ||
+      rule == SimulatorRule::TupleConstruct) {
     Storages all;
     bool grad = false, strided = false;
     for (Value operand : op.getOperands()) {
@@ -100,7 +104,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
       nonContiguous.insert(op->getResult(0));
     return;
   }
-  if (name == "aten::append" && op->getNumOperands() == 2) {
+  if (rule == SimulatorRule::Append && op->getNumOperands() == 2) {
     // The list keeps the element alive until the list's last use.
     Value list = op->getOperand(0), element = op->getOperand(1);
     Storages &held = storagesOf[list];
@@ -118,7 +122,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     gradAlias[op->getResult(0)] = list;
     return;
   }
-  if (name == "prim::unchecked_cast" && op->getNumOperands() == 1) {
+  if (rule == SimulatorRule::UncheckedCast && op->getNumOperands() == 1) {
     // Optional[Tensor] -> Tensor: the same value.
     Value from = op->getOperand(0);
     define(op->getResult(0), storagesOf.lookup(from));
@@ -131,14 +135,13 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     gradAlias[op->getResult(0)] = from;
     return;
   }
-  if (name == "prim::ListUnpack" || name == "prim::TupleUnpack" ||
-      name == "prim::TupleIndex" || name == "aten::__getitem__") {
+  if (rule == SimulatorRule::Unpack || rule == SimulatorRule::Index) {
     // An element of a list or tuple built in this function is that value
     // (same storage, same gradient); a part of a list an op returned (chunk,
     // split, unbind) holds the list's storages, and its gradient is one of
     // those the op's backward collects.
     Value list = op->getOperand(0);
-    bool indexed = name == "prim::TupleIndex" || name == "aten::__getitem__";
+    bool indexed = rule == SimulatorRule::Index;
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
       int64_t position = indexed ? getIntArg(op, 1, -1) : int64_t(i);
       Value element = getListElementAt(list, position, op);
@@ -174,7 +177,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
       })) {
     // Factories (empty, zeros, rand...): new tensors that need no grad.
     // Tensor constants live in the graph, like buffers.
-    bool constant = name == "prim::Constant";
+    bool constant = rule == SimulatorRule::Constant;
     for (Value result : op->getResults())
       if (isTensorLike(result.getType()))
         define(result, newStorage(bytesOf(result, op), constant));
@@ -203,20 +206,18 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     else
       define(result, newStorage(bytesOf(result, op)));
     // Elementwise results keep the strides of their input.
-    if (makesNonContiguous(op) || (alias && nonContiguous.contains(alias)) ||
+    bool dense = info.layout == LayoutRule::Dense;
+    if (makesNonContiguous(op, info) ||
+        (alias && nonContiguous.contains(alias)) ||
         (!alias && first && nonContiguous.contains(first) &&
-         result.getType() == first.getType() && name != "aten::contiguous" &&
-         name != "aten::reshape" && name != "aten::flatten"))
+         result.getType() == first.getType() && !dense))
       nonContiguous.insert(result);
-    bool permutes = name == "aten::transpose" || name == "aten::permute" ||
-                    name == "aten::t";
-    if (permutesLeadingDims(op) ||
-        (alias && !permutes && foldCopies.contains(alias) &&
+    if (permutesLeadingDims(op, info) ||
+        (alias && !info.isPermutation() && foldCopies.contains(alias) &&
          result.getType() == alias.getType()) ||
         (!alias && first && foldCopies.contains(first) &&
-         result.getType() == first.getType() && name != "aten::contiguous" &&
-         name != "aten::reshape" && name != "aten::flatten" &&
-         name != "aten::clone"))
+         result.getType() == first.getType() && !dense &&
+         info.layout != LayoutRule::KeepStrides))
       foldCopies.insert(result);
     if (record_ && isFloatTensorLike(result.getType()))
       gradValues.insert(result);
@@ -229,7 +230,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
   // (the runtime leaves a strided input to at::dropout: where eager lays out
   // that noise differs between PyTorch versions).
   bool maskedNoise = record_ && form && form.getForm() == SavedForm::mask &&
-                     op.getName() == "aten::dropout" && op->getNumOperands() &&
+                     rule == SimulatorRule::Dropout && op->getNumOperands() &&
                      !nonContiguous.contains(op->getOperand(0));
   for (int64_t bytes : fx.savedNewBytes) {
     if (bytes < 0)
@@ -301,7 +302,8 @@ void MemorySimulator::saveMaskOf(Value value, Node &node) {
   auto tensor = cast<TensorType>(value.getType());
   Type element = tensor.getElementType();
   bool onePass = node.op && isa<TorchOp>(node.op) &&
-                 cast<TorchOp>(node.op).getName() == "aten::dropout" &&
+                 lookupOperator(cast<TorchOp>(node.op).getName()).simulator ==
+                     SimulatorRule::Dropout &&
                  (element.isF32() || element.isF64());
   node.unpackBytes = onePass ? 0
                              : std::min<int64_t>(numel, int64_t(1) << 18) *

@@ -1,6 +1,7 @@
 //===- OpMemoryEffects.cpp - one op's effect on training memory -----------===//
 #include "OpMemoryEffects.h"
 
+#include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/SavedTensorTable.h"
 #include "memopt/Analysis/TensorBytes.h"
 
@@ -9,10 +10,16 @@
 using namespace mlir;
 using namespace mlir::memopt;
 
+/// A list or tuple built from its operands.
+static bool isConstruct(TorchOp op) {
+  SimulatorRule rule = lookupOperator(op.getName()).simulator;
+  return rule == SimulatorRule::ListConstruct ||
+         rule == SimulatorRule::TupleConstruct;
+}
+
 SmallVector<Value> mlir::memopt::getListElements(Value value, Operation *at) {
   auto def = value.getDefiningOp<TorchOp>();
-  if (!def || (def.getName() != "prim::ListConstruct" &&
-               def.getName() != "prim::TupleConstruct"))
+  if (!def || !isConstruct(def))
     return {value};
   SmallVector<Value> elements = llvm::to_vector(llvm::make_filter_range(
       def.getOperands(), [](Value v) { return isTensorLike(v.getType()); }));
@@ -21,7 +28,8 @@ SmallVector<Value> mlir::memopt::getListElements(Value value, Operation *at) {
   SmallVector<Operation *> appends;
   for (OpOperand &use : value.getUses()) {
     auto user = dyn_cast<TorchOp>(use.getOwner());
-    if (!user || user.getName() != "aten::append" ||
+    if (!user ||
+        lookupOperator(user.getName()).simulator != SimulatorRule::Append ||
         use.getOperandNumber() != 0 || user->getNumOperands() < 2 ||
         user->getBlock() != def->getBlock())
       continue;
@@ -42,8 +50,7 @@ SmallVector<Value> mlir::memopt::getListElements(Value value, Operation *at) {
 Value mlir::memopt::getListElementAt(Value list, int64_t position,
                                      Operation *at) {
   auto def = list.getDefiningOp<TorchOp>();
-  if (!def || (def.getName() != "prim::ListConstruct" &&
-               def.getName() != "prim::TupleConstruct"))
+  if (!def || !isConstruct(def))
     return {};
   ArrayAttr args = def.getArgs();
   SmallVector<Value> elements = getListElements(list, at);
@@ -138,7 +145,7 @@ static int64_t getNewSavedBytes(const SavedItem &item, TorchOp op,
 /// the scores) than without (flash attention), and has rows of its own.
 static std::string getTableKey(TorchOp op) {
   StringRef name = op.getName();
-  if (name != "aten::scaled_dot_product_attention")
+  if (lookupOperator(name).savedRow != SavedRowKey::DropoutAt4)
     return name.str();
   ArrayRef<Attribute> args = op.getArgs().getValue();
   auto p = args.size() > 4 ? dyn_cast<FloatAttr>(args[4]) : FloatAttr();
@@ -171,10 +178,8 @@ static void guessEffects(TorchOp op, function_ref<bool(Value)> requiresGrad,
 /// ATen's dropouts return their input itself when p is 0 or training is
 /// off (constants here): no noise, no autograd node.
 static bool isIdentityDropout(TorchOp op) {
-  StringRef name = op.getName();
-  name.consume_back("_");
-  if (name != "aten::dropout" && name != "aten::feature_dropout" &&
-      name != "aten::alpha_dropout" && name != "aten::feature_alpha_dropout")
+  SimulatorRule rule = lookupOperator(op.getName()).simulator;
+  if (rule != SimulatorRule::Dropout && rule != SimulatorRule::IdentityDropout)
     return false;
   ArrayRef<Attribute> args = op.getArgs().getValue();
   if (args.size() != 3 || !isa<OperandRefAttr>(args[0]))
