@@ -63,8 +63,12 @@ def materialize(spec_args, grad_positions, noncontig):
         grad = pos in grad_positions
         made = []
         for s in specs:
-            t = (torch.rand(*s.shape) > 0.5 if s.dtype == torch.bool
-                 else torch.randn(*s.shape, dtype=s.dtype))
+            if s.dtype == torch.bool:
+                t = torch.rand(*s.shape) > 0.5
+            elif not s.dtype.is_floating_point:  # indices into >= 4 rows
+                t = torch.randint(0, 4, s.shape, dtype=s.dtype)
+            else:
+                t = torch.randn(*s.shape, dtype=s.dtype)
             if noncontig == "first" and pos == 0 and t.dim() >= 3:
                 t = t.transpose(0, 1).contiguous().transpose(0, 1)
             elif noncontig and pos == 0 and t.dim() >= 2:

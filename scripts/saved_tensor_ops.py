@@ -153,6 +153,10 @@ SPECS = [
     ("aten::neg", "default", SEQ, lambda c: [seq(c)]),
     ("aten::sqrt", "default", SEQ, lambda c: [seq(c)]),
     ("aten::abs", "default", SEQ, lambda c: [seq(c)]),
+    # Token embeddings: rows of the table (10 x d) picked by int64 indices.
+    ("aten::embedding", "default", SEQ, lambda c: [
+        T(10, c["d"]), C(c["n"], c["s"], dtype=torch.int64), -1, False,
+        False]),
 ]
 
 # Elementwise activations: (name, overload, extra constant args).
