@@ -11,6 +11,7 @@
 #include "memopt/Dialect/MemoptOps.h"
 
 #include <ATen/ATen.h>
+#include <cmath>
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/mobile/type_parser.h>
@@ -238,10 +239,36 @@ exporter::convertConstant(Attribute attr, const c10::TypePtr &expected,
   return std::nullopt;
 }
 
+static bool isNonFinite(const c10::IValue &value) {
+  return value.isDouble() && !std::isfinite(value.toDouble());
+}
+
+static bool holdsNonFinite(const c10::IValue &value) {
+  if (isNonFinite(value))
+    return true;
+  if (!value.isList())
+    return false;
+  for (const c10::IValue &element : value.toListRef())
+    if (holdsNonFinite(element))
+      return true;
+  return false;
+}
+
 torch::jit::Value *exporter::insertConstantValue(torch::jit::Graph &graph,
                                                  const c10::IValue &value) {
-  if (auto constant = torch::jit::tryInsertConstant(graph, value))
-    return *constant;
+  // Region graphs travel as IR text, and parseIR reads no inf or nan
+  // literal (`masked_fill(mask, float("-inf"))` printed as value=-inf):
+  // a non-finite float is written as float("inf"), a string constant and
+  // a conversion TorchScript runs at load time.
+  if (isNonFinite(value)) {
+    double number = value.toDouble();
+    const char *text = std::isnan(number) ? "nan" : number > 0 ? "inf" : "-inf";
+    return graph.insert(c10::Symbol::fromQualString("aten::Float"),
+                        {graph.insertConstant(std::string(text))});
+  }
+  if (!holdsNonFinite(value))
+    if (auto constant = torch::jit::tryInsertConstant(graph, value))
+      return *constant;
   // Lists TorchScript cannot encode as one constant (str[], Tensor?[], nested
   // lists) are built the way the compiler builds list literals.
   if (!value.isList())
