@@ -46,7 +46,8 @@ struct RegionInput {
 } // namespace
 
 LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
-                                       ValueMap &values) {
+                                       ValueMap &values,
+                                       const BakedAttributes &baked) {
   if (failed(checkRuntimeSchema(
           op, "checkpoint region '" + op.getLabel() + "'", kCheckpointSchema)))
     return failure();
@@ -79,9 +80,15 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
       return failure();
   }
   SmallVector<mlir::Value> absentOptionals; // None inside, checked outside
+  SmallVector<GetAttrOp> bakedReads;          // constants inside
   for (Operation &nested : body) {
     if (!isa<ParamOp, BufferOp, GetAttrOp>(nested))
       continue;
+    if (auto get = dyn_cast<GetAttrOp>(nested);
+        get && baked.count(get.getPath())) {
+      bakedReads.push_back(get);
+      continue;
+    }
     torch::jit::Value *outer = values.lookup(nested.getResult(0));
     // Inside another region's body an absent optional is already None.
     if (outer && outer->type()->kind() == c10::TypeKind::NoneType) {
@@ -123,7 +130,10 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
       inner[input.inner] = region->addInput()->setType(input.outer->type());
   for (mlir::Value optional : absentOptionals)
     inner[optional] = region->insertConstant(c10::IValue());
-  if (failed(emitBlock(body, *region, /*self=*/nullptr, inner)))
+  for (GetAttrOp get : bakedReads)
+    inner[get.getResult()] =
+        insertConstantValue(*region, baked.lookup(get.getPath()));
+  if (failed(emitBlock(body, *region, /*self=*/nullptr, inner, baked)))
     return failure();
   for (mlir::Value result : body.getTerminator()->getOperands()) {
     torch::jit::Value *output = inner.lookup(result);

@@ -69,17 +69,29 @@ torch::jit::Module rebuildModuleHierarchy(const torch::jit::Module &source);
 LogicalResult verifyModuleState(ModuleOp module, const torch::jit::Module &root,
                                 llvm::StringRef sourceName);
 
+/// The value of attribute `path` (dotted, from `root`), or none.
+std::optional<c10::IValue> readAttribute(const torch::jit::Module &root,
+                                         llvm::StringRef path);
+
 //===----------------------------------------------------------------------===//
 // Graph building (GraphBuilder.cpp, CheckpointExport.cpp)
 //===----------------------------------------------------------------------===//
 
 using ValueMap = llvm::DenseMap<mlir::Value, torch::jit::Value *>;
 
+/// Module attributes a checkpoint body reads whose type a region cannot take
+/// as an input (lists, strings: torchvision's `Permute.dims`), by path, with
+/// their values at export: bodies use them as constants and forward checks
+/// first that the attributes still hold them.
+using BakedAttributes = llvm::StringMap<c10::IValue>;
+
 /// Appends the nodes of `block` (without its terminator) to `graph`, mapping
 /// SSA values through `values`. `self` is the module value for attribute
-/// access, nullptr inside checkpoint bodies (which may not touch state).
+/// access, nullptr inside checkpoint bodies (which may not touch state but
+/// the `baked` attributes).
 LogicalResult emitBlock(Block &block, torch::jit::Graph &graph,
-                        torch::jit::Value *self, ValueMap &values);
+                        torch::jit::Value *self, ValueMap &values,
+                        const BakedAttributes &baked);
 
 /// The `forward` graph of `func`, whose first input is `self` of `selfType`.
 std::shared_ptr<torch::jit::Graph>
@@ -145,9 +157,10 @@ LogicalResult emitBackwardKernelOp(TorchOp op,
 /// Emits a checkpoint region as a call of the runtime op memopt::checkpoint.
 /// Parameters, buffers and attributes read in the body must already be
 /// mapped in `values` (read outside by the caller): they become extra
-/// inputs saved with policy "keep".
+/// inputs saved with policy "keep", but for `baked` attributes, which the
+/// body reads as constants.
 LogicalResult emitCheckpoint(CheckpointOp op, torch::jit::Graph &graph,
-                             ValueMap &values);
+                             ValueMap &values, const BakedAttributes &baked);
 
 //===----------------------------------------------------------------------===//
 // Dispatch (DispatchExport.cpp)

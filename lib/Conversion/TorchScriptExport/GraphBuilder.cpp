@@ -43,18 +43,22 @@ namespace {
 class GraphEmitter {
 public:
   GraphEmitter(Graph &graph, torch::jit::Value *self,
-               exporter::ValueMap &values)
-      : graph(graph), self(self), values(values) {}
+               exporter::ValueMap &values,
+               const exporter::BakedAttributes &baked)
+      : graph(graph), self(self), values(values), baked(baked) {}
 
   LogicalResult emit(Operation *op);
   /// Raises at run time unless attribute `path` still has value `expected`.
   LogicalResult emitGuard(Operation *anchor, StringRef path,
-                          Attribute expected);
+                          Attribute expected,
+                          const c10::IValue *known = nullptr);
   /// An attribute value assumed by `anchor` (which errors are reported on).
   struct Assumption {
     Operation *anchor;
     StringRef path;
     Attribute expected;
+    /// The value itself, when it was read from the model, not the IR.
+    const c10::IValue *known = nullptr;
   };
   /// emitGuard for each assumption, raising for the first that fails.
   LogicalResult emitGuards(ArrayRef<Assumption> assumptions);
@@ -69,7 +73,8 @@ private:
   LogicalResult mapResults(Operation *op, Node *node);
   /// The check of one assumption: true when it fails, and its message.
   FailureOr<std::pair<torch::jit::Value *, std::string>>
-  emitAssumptionCheck(Operation *anchor, StringRef path, Attribute expected);
+  emitAssumptionCheck(Operation *anchor, StringRef path, Attribute expected,
+                      const c10::IValue *known = nullptr);
   /// `if condition: raise message()`, the message computed in the branch.
   void emitRaiseIf(torch::jit::Value *condition,
                    llvm::function_ref<torch::jit::Value *()> message);
@@ -77,6 +82,7 @@ private:
   Graph &graph;
   torch::jit::Value *self;
   exporter::ValueMap &values;
+  const exporter::BakedAttributes &baked;
   llvm::StringMap<torch::jit::Value *> modules;
 };
 } // namespace
@@ -107,6 +113,12 @@ static bool isAbsentOptional(Operation *op) {
 }
 
 LogicalResult GraphEmitter::emitStateRead(Operation *op, StringRef path) {
+  // Inside a body (or a body nested in it) a baked attribute is a constant.
+  if (isa<GetAttrOp>(op) && !self)
+    if (auto it = baked.find(path); it != baked.end()) {
+      values[op->getResult(0)] = exporter::insertConstantValue(graph, it->second);
+      return success();
+    }
   // A region nested in another's body reads an absent optional as None;
   // forward checked that it still is (emit of the outermost region).
   if (!self && isAbsentOptional(op)) {
@@ -270,11 +282,13 @@ LogicalResult GraphEmitter::emitTorchOp(TorchOp op) {
 
 FailureOr<std::pair<torch::jit::Value *, std::string>>
 GraphEmitter::emitAssumptionCheck(Operation *anchor, StringRef path,
-                                  Attribute expected) {
+                                  Attribute expected,
+                                  const c10::IValue *known) {
   std::string field;
   torch::jit::Value *actual = graph.insertGetAttr(ownerOf(path, field), field);
   std::string error;
-  auto value = exporter::convertConstant(expected, actual->type(), error);
+  auto value = known ? std::optional<c10::IValue>(*known)
+                     : exporter::convertConstant(expected, actual->type(), error);
   if (!value)
     return anchor->emitError("memopt.assumes '") << path << "': " << error;
   torch::jit::Value *differs;
@@ -311,8 +325,9 @@ void GraphEmitter::emitRaiseIf(
 }
 
 LogicalResult GraphEmitter::emitGuard(Operation *anchor, StringRef path,
-                                      Attribute expected) {
-  auto check = emitAssumptionCheck(anchor, path, expected);
+                                      Attribute expected,
+                                      const c10::IValue *known) {
+  auto check = emitAssumptionCheck(anchor, path, expected, known);
   if (failed(check))
     return failure();
   emitRaiseIf(check->first,
@@ -325,7 +340,7 @@ LogicalResult GraphEmitter::emitGuards(ArrayRef<Assumption> assumptions) {
     return success();
   if (assumptions.size() == 1)
     return emitGuard(assumptions[0].anchor, assumptions[0].path,
-                     assumptions[0].expected);
+                     assumptions[0].expected, assumptions[0].known);
   // TorchScript's compiler spends time proportional to the whole source
   // file on every `if` (torch.jit.load of a model with hundreds of
   // assumptions took most of the export), so several checks share one:
@@ -334,7 +349,7 @@ LogicalResult GraphEmitter::emitGuards(ArrayRef<Assumption> assumptions) {
   std::vector<std::string> messages;
   for (const Assumption &assumption : assumptions) {
     auto check = emitAssumptionCheck(assumption.anchor, assumption.path,
-                                     assumption.expected);
+                                     assumption.expected, assumption.known);
     if (failed(check))
       return failure();
     fails.push_back(check->first);
@@ -385,6 +400,9 @@ LogicalResult GraphEmitter::emit(Operation *op) {
     // read here and enter the region as extra inputs.
     SmallVector<Assumption> absent;
     for (Operation &nested : checkpoint.getBodyBlock()) {
+      if (auto read = dyn_cast<GetAttrOp>(nested);
+          read && baked.count(read.getPath()))
+        continue; // a constant in the body, checked by forward
       if (isa<ParamOp, BufferOp, GetAttrOp>(nested) && failed(emit(&nested)))
         return failure();
       // An optional attribute (a layer's absent bias) enters the body as the
@@ -411,26 +429,31 @@ LogicalResult GraphEmitter::emit(Operation *op) {
       });
     if (failed(emitGuards(absent)))
       return failure();
-    return exporter::emitCheckpoint(checkpoint, graph, values);
+    return exporter::emitCheckpoint(checkpoint, graph, values, baked);
   }
   return op->emitError("cannot export '")
          << op->getName() << "' to TorchScript";
 }
 
 LogicalResult exporter::emitBlock(Block &block, Graph &graph,
-                                  torch::jit::Value *self, ValueMap &values) {
-  GraphEmitter emitter(graph, self, values);
+                                  torch::jit::Value *self, ValueMap &values,
+                                  const BakedAttributes &baked) {
+  GraphEmitter emitter(graph, self, values, baked);
   // The importer folds control flow on module attributes (`bn1.training`)
-  // and records their values: the exported forward checks them first.
-  if (auto func = dyn_cast<func::FuncOp>(block.getParentOp()))
-    if (auto assumes = func->getAttrOfType<DictionaryAttr>("memopt.assumes")) {
-      SmallVector<GraphEmitter::Assumption> assumptions;
+  // and records their values, and region bodies use baked attributes as
+  // constants: the exported forward checks them first.
+  if (auto func = dyn_cast<func::FuncOp>(block.getParentOp())) {
+    SmallVector<GraphEmitter::Assumption> assumptions;
+    if (auto assumes = func->getAttrOfType<DictionaryAttr>("memopt.assumes"))
       for (NamedAttribute assumption : assumes)
         assumptions.push_back(
             {func, assumption.getName().getValue(), assumption.getValue()});
-      if (failed(emitter.emitGuards(assumptions)))
-        return failure();
-    }
+    for (const auto &entry : baked)
+      assumptions.push_back({func, entry.getKey(), Attribute(),
+                             &entry.getValue()});
+    if (failed(emitter.emitGuards(assumptions)))
+      return failure();
+  }
   for (Operation &op : block.without_terminator())
     if (failed(emitter.emit(&op)))
       return failure();
@@ -457,6 +480,20 @@ exporter::buildForwardGraph(func::FuncOp func,
       for (size_t i = 1; i < arguments.size(); ++i)
         names.push_back(arguments[i].name());
   }
+  // Attributes of types a region cannot take that region bodies read.
+  BakedAttributes baked;
+  func.walk([&](GetAttrOp get) {
+    if (!get->getParentOfType<CheckpointOp>())
+      return;
+    c10::TypePtr type = convertType(get.getType());
+    if (!type || (type->kind() != c10::TypeKind::ListType &&
+                  type->kind() != c10::TypeKind::StringType))
+      return;
+    std::optional<c10::IValue> value = readAttribute(source, get.getPath());
+    if (value && (value->isIntList() || value->isDoubleList() ||
+                  value->isBoolList() || value->isString()))
+      baked.try_emplace(get.getPath(), *value);
+  });
   ValueMap values;
   for (BlockArgument arg : func.getArguments()) {
     c10::TypePtr type = convertType(arg.getType());
@@ -471,7 +508,7 @@ exporter::buildForwardGraph(func::FuncOp func,
   }
 
   Block &body = func.getBody().front();
-  if (failed(emitBlock(body, *graph, self, values)))
+  if (failed(emitBlock(body, *graph, self, values, baked)))
     return nullptr;
   std::vector<torch::jit::Value *> outputs;
   for (mlir::Value result : body.getTerminator()->getOperands()) {

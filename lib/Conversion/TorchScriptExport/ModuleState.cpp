@@ -266,3 +266,11 @@ LogicalResult exporter::verifyModuleState(ModuleOp module,
   });
   return failure(walk.wasInterrupted());
 }
+
+std::optional<c10::IValue>
+exporter::readAttribute(const torch::jit::Module &root, llvm::StringRef path) {
+  ResolvedAttr attr = resolve(root, path);
+  if (!attr.error.empty())
+    return std::nullopt;
+  return attr.value;
+}

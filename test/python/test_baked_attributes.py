@@ -1,0 +1,85 @@
+"""Module attributes of list and string types read inside checkpoint regions
+(issue 20: torchvision's ConvNeXt `Permute(dims)` failed to export with
+"input of type '!memopt.list<i64>' is not a tensor, int, bool or float").
+
+A region cannot take a list or a string as an input; the exporter reads such
+attributes' values from the model, uses them as constants in the region
+bodies, and the exported forward first checks that the attributes still
+hold those values (as for folded `training` flags). Tested on modules
+written here: a channels-last block that permutes by a list attribute and
+picks its GELU by a string attribute, nested in a two-stage net.
+"""
+import sys
+from typing import List
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "python"))
+from memopt import measure  # noqa: E402
+
+
+class ChannelsLastBlock(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+        self.to_last: List[int] = [0, 2, 3, 1]
+        self.to_first: List[int] = [0, 3, 1, 2]
+        self.scale: List[float] = [0.5, 2.0]
+        self.approximate = "tanh"
+        self.norm = nn.LayerNorm(channels)
+        self.mlp = nn.Linear(channels, channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv(x).permute(self.to_last)
+        y = F.gelu(self.mlp(self.norm(y)), approximate=self.approximate)
+        return x + y.permute(self.to_first) * self.scale[0] * self.scale[1]
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.stages = nn.Sequential(*[ChannelsLastBlock(16) for _ in range(4)])
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.stages(self.stem(x))
+        return self.head(y.mean(dim=[2, 3]))
+
+
+def compile_net(tmp_path, *args):
+    torch.manual_seed(0)
+    model = Net().train()
+    source = tmp_path / "net.pt"
+    torch.jit.script(model).save(str(source))
+    out = tmp_path / "net.memopt.pt"
+    report = measure.compile_model(source, out, ["x:2x3x16x16"], list(args))
+    regions = report.get("regions") or report["signatures"][0]["regions"]
+    return model, torch.jit.load(str(out)), regions
+
+
+@pytest.mark.parametrize("args", [
+    ["--checkpoint", "stages"],        # all blocks in one region
+    ["--prefer", "memory"],            # the planner's regions
+])
+def test_list_and_string_attributes_in_regions_train_like_eager(
+        tmp_path, runtime, args):
+    model, compiled, regions = compile_net(tmp_path, *args)
+    assert any("stages" in r["label"] for r in regions), regions
+    x = torch.randn(2, 3, 16, 16)
+    result = measure.compare_with_eager(model, compiled, [x], steps=2)
+    assert result["bitwise"], result
+    assert not result["problems"], result["problems"]
+
+
+def test_changed_attribute_is_refused_with_one_line(tmp_path, runtime):
+    _, compiled, _ = compile_net(tmp_path, "--checkpoint", "stages")
+    setattr(getattr(compiled.stages, "2"), "to_last", [0, 3, 2, 1])
+    with pytest.raises(torch.jit.Error) as error:
+        compiled(torch.randn(2, 3, 16, 16))
+    assert "compiled for stages.2.to_last == [0, 2, 3, 1]" in str(error.value)
