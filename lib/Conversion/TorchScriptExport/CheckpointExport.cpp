@@ -39,9 +39,17 @@ static std::optional<std::string> policyText(Attribute policy,
 
 namespace {
 struct RegionInput {
-  mlir::Value inner;        // body argument or hoisted state read
+  mlir::Value inner;        // body argument or hoisted state read; null for
+                            // an element of a list of tensors
   torch::jit::Value *outer; // its value in the enclosing graph
   std::string policy;
+};
+
+/// A list of tensors entering a region as `count` tensor inputs from
+/// `first` on, rebuilt inside.
+struct TensorListInput {
+  mlir::Value inner;
+  size_t first, count;
 };
 } // namespace
 
@@ -53,10 +61,32 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
     return failure();
   Block &body = op.getBodyBlock();
   SmallVector<RegionInput> tensors, ints, floats;
+  SmallVector<TensorListInput> tensorLists;
   auto classify = [&](mlir::Value inner, torch::jit::Value *outer,
-                      std::string policy) -> LogicalResult {
+                      std::string policy,
+                      std::optional<size_t> length = {}) -> LogicalResult {
     c10::TypeKind kind = outer->type()->kind();
-    RegionInput input{inner, outer, std::move(policy)};
+    RegionInput input{inner, outer, policy};
+    auto list = outer->type()->cast<c10::ListType>();
+    if (list && list->getElementType()->kind() == c10::TypeKind::TensorType) {
+      // A list built here passes its elements; a list attribute of known
+      // length is unpacked (which raises if its length changed).
+      std::vector<torch::jit::Value *> elements;
+      if (outer->node()->kind() == c10::prim::ListConstruct)
+        elements = outer->node()->inputs().vec();
+      else if (length)
+        elements = graph.insertNode(graph.createListUnpack(outer, *length))
+                       ->outputs()
+                       .vec();
+      else
+        return op.emitError("cannot export checkpoint region '")
+               << op.getLabel() << "': input of type " << inner.getType()
+               << " is a list of tensors of a length unknown at export";
+      tensorLists.push_back({inner, tensors.size(), elements.size()});
+      for (torch::jit::Value *element : elements)
+        tensors.push_back({mlir::Value(), element, policy});
+      return success();
+    }
     if (kind == c10::TypeKind::TensorType)
       tensors.push_back(input);
     else if (kind == c10::TypeKind::IntType || kind == c10::TypeKind::BoolType)
@@ -85,7 +115,7 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
     if (!isa<ParamOp, BufferOp, GetAttrOp>(nested))
       continue;
     if (auto get = dyn_cast<GetAttrOp>(nested);
-        get && baked.count(get.getPath())) {
+        get && baked.constants.count(get.getPath())) {
       bakedReads.push_back(get);
       continue;
     }
@@ -118,21 +148,40 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
       check->addBlock();
       outer = graph.insertUncheckedCast(outer, c10::TensorType::get());
     }
-    if (failed(classify(nested.getResult(0), outer, "keep")))
+    std::optional<size_t> length;
+    if (auto get = dyn_cast<GetAttrOp>(nested))
+      if (auto it = baked.tensorListLengths.find(get.getPath());
+          it != baked.tensorListLengths.end())
+        length = it->second;
+    if (failed(classify(nested.getResult(0), outer, "keep", length)))
       return failure();
   }
 
   // The body graph: tensors first, then ints/bools, then floats.
   auto region = std::make_shared<Graph>();
   ValueMap inner;
+  std::vector<torch::jit::Value *> tensorInputs;
   for (auto *group : {&tensors, &ints, &floats})
-    for (RegionInput &input : *group)
-      inner[input.inner] = region->addInput()->setType(input.outer->type());
+    for (RegionInput &input : *group) {
+      torch::jit::Value *arg = region->addInput()->setType(input.outer->type());
+      if (group == &tensors)
+        tensorInputs.push_back(arg);
+      if (input.inner)
+        inner[input.inner] = arg;
+    }
+  for (const TensorListInput &list : tensorLists)
+    inner[list.inner] =
+        region
+            ->insertNode(region->createList(
+                c10::TensorType::get(),
+                c10::ArrayRef<torch::jit::Value *>(tensorInputs)
+                    .slice(list.first, list.count)))
+            ->output();
   for (mlir::Value optional : absentOptionals)
     inner[optional] = region->insertConstant(c10::IValue());
   for (GetAttrOp get : bakedReads)
     inner[get.getResult()] =
-        insertConstantValue(*region, baked.lookup(get.getPath()));
+        insertConstantValue(*region, baked.constants.lookup(get.getPath()));
   if (failed(emitBlock(body, *region, /*self=*/nullptr, inner, baked)))
     return failure();
   for (mlir::Value result : body.getTerminator()->getOperands()) {

@@ -80,10 +80,16 @@ std::optional<c10::IValue> readAttribute(const torch::jit::Module &root,
 using ValueMap = llvm::DenseMap<mlir::Value, torch::jit::Value *>;
 
 /// Module attributes a checkpoint body reads whose type a region cannot take
-/// as an input (lists, strings: torchvision's `Permute.dims`), by path, with
-/// their values at export: bodies use them as constants and forward checks
-/// first that the attributes still hold them.
-using BakedAttributes = llvm::StringMap<c10::IValue>;
+/// as an input, by path, as the model holds them at export.
+struct BakedAttributes {
+  /// Lists of ints, floats or bools, and strings (torchvision's
+  /// `Permute.dims`): bodies use them as constants and forward checks first
+  /// that the attributes still hold them.
+  llvm::StringMap<c10::IValue> constants;
+  /// Lists of tensors (nn.LSTM's `_flat_weights`), by length: unpacked into
+  /// tensor inputs of the region and rebuilt inside.
+  llvm::StringMap<size_t> tensorListLengths;
+};
 
 /// Appends the nodes of `block` (without its terminator) to `graph`, mapping
 /// SSA values through `values`. `self` is the module value for attribute

@@ -115,7 +115,7 @@ static bool isAbsentOptional(Operation *op) {
 LogicalResult GraphEmitter::emitStateRead(Operation *op, StringRef path) {
   // Inside a body (or a body nested in it) a baked attribute is a constant.
   if (isa<GetAttrOp>(op) && !self)
-    if (auto it = baked.find(path); it != baked.end()) {
+    if (auto it = baked.constants.find(path); it != baked.constants.end()) {
       values[op->getResult(0)] = exporter::insertConstantValue(graph, it->second);
       return success();
     }
@@ -401,7 +401,7 @@ LogicalResult GraphEmitter::emit(Operation *op) {
     SmallVector<Assumption> absent;
     for (Operation &nested : checkpoint.getBodyBlock()) {
       if (auto read = dyn_cast<GetAttrOp>(nested);
-          read && baked.count(read.getPath()))
+          read && baked.constants.count(read.getPath()))
         continue; // a constant in the body, checked by forward
       if (isa<ParamOp, BufferOp, GetAttrOp>(nested) && failed(emit(&nested)))
         return failure();
@@ -448,7 +448,7 @@ LogicalResult exporter::emitBlock(Block &block, Graph &graph,
       for (NamedAttribute assumption : assumes)
         assumptions.push_back(
             {func, assumption.getName().getValue(), assumption.getValue()});
-    for (const auto &entry : baked)
+    for (const auto &entry : baked.constants)
       assumptions.push_back({func, entry.getKey(), Attribute(),
                              &entry.getValue()});
     if (failed(emitter.emitGuards(assumptions)))
@@ -492,7 +492,10 @@ exporter::buildForwardGraph(func::FuncOp func,
     std::optional<c10::IValue> value = readAttribute(source, get.getPath());
     if (value && (value->isIntList() || value->isDoubleList() ||
                   value->isBoolList() || value->isString()))
-      baked.try_emplace(get.getPath(), *value);
+      baked.constants.try_emplace(get.getPath(), *value);
+    else if (value && value->isTensorList())
+      baked.tensorListLengths.try_emplace(get.getPath(),
+                                          value->toTensorList().size());
   });
   ValueMap values;
   for (BlockArgument arg : func.getArguments()) {
