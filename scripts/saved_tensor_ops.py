@@ -118,6 +118,7 @@ SPECS = [
     ("aten::select", "int", SEQ, lambda c: [seq(c), 1, 0]),
     ("aten::slice", "Tensor", SEQ, lambda c: [seq(c), 1, 0, 2, 1]),
     ("aten::chunk", "default", SEQ, lambda c: [seq(c), 2, -1]),
+    ("aten::split", "Tensor", SEQ, lambda c: [seq(c), 2, -1]),
     ("aten::unbind", "int", SEQ, lambda c: [seq(c), 0]),
     ("aten::clone", "default", SEQ, lambda c: [seq(c), None]),
     ("aten::detach", "default", SEQ, lambda c: [seq(c)]),
