@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CheckpointRegion.h"
+#include "memopt/Runtime/RegionIR.h"
 
 #include <c10/util/Exception.h>
 #include <torch/csrc/jit/ir/irparser.h>
@@ -26,32 +27,6 @@ bool isTensorType(const c10::TypePtr &type) {
 bool isScalarKind(c10::TypeKind kind) {
   return kind == c10::TypeKind::IntType || kind == c10::TypeKind::FloatType ||
          kind == c10::TypeKind::BoolType || kind == c10::TypeKind::NumberType;
-}
-
-// Graph::toString prints a node without outputs as "<indent> =
-// prim::Print(%x)", which parseIR rejects; it expects
-// "<indent>prim::Print(%x)". Dropping that " = " lets printed graphs
-// round-trip.
-std::string normalizeIR(const std::string &ir) {
-  std::string out;
-  out.reserve(ir.size());
-  size_t pos = 0;
-  while (pos < ir.size()) {
-    size_t end = ir.find('\n', pos);
-    if (end == std::string::npos)
-      end = ir.size();
-    size_t first = ir.find_first_not_of(" \t", pos);
-    if (first < end && first > pos && ir.compare(first - 1, 3, " = ") == 0) {
-      out.append(ir, pos, first - 1 - pos); // the indent, without the " = "
-      out.append(ir, first + 2, end - first - 2);
-    } else {
-      out.append(ir, pos, end - pos);
-    }
-    if (end < ir.size())
-      out.push_back('\n');
-    pos = end + 1;
-  }
-  return out;
 }
 
 std::string prefix(const std::string &regionName) {
@@ -114,7 +89,7 @@ std::shared_ptr<const Region> Region::get(const std::string &ir,
   // Parse outside the lock; a racing thread at worst parses twice.
   auto graph = std::make_shared<torch::jit::Graph>();
   try {
-    torch::jit::parseIR(normalizeIR(ir), graph.get());
+    torch::jit::parseIR(normalizeRegionIR(ir), graph.get());
   } catch (const std::exception &e) {
     TORCH_CHECK(false, prefix(regionName),
                 "cannot parse the region graph (TorchScript IR): ", e.what());

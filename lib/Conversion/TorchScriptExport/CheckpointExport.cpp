@@ -15,7 +15,9 @@
 #include "ExportInternal.h"
 
 #include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Runtime/RegionIR.h"
 
+#include <torch/csrc/jit/ir/irparser.h>
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -193,6 +195,20 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
     region->registerOutput(output);
   }
   region->lint();
+  // The runtime reads the region back from its text: check that it can,
+  // so that a module that cannot run is a compile error, not a first-call
+  // one (a non-finite constant once printed as an unparseable literal).
+  std::string regionText = region->toString(/*print_source_locations=*/false);
+  try {
+    torch::jit::Graph reread;
+    torch::jit::parseIR(::memopt::runtime::normalizeRegionIR(regionText),
+                        &reread);
+  } catch (const std::exception &e) {
+    std::string what = e.what();
+    return op.emitError("cannot export checkpoint region '")
+           << op.getLabel() << "': the runtime could not read its graph: "
+           << StringRef(what).split('\n').first;
+  }
 
   // The call in the enclosing graph.
   auto list = [&](const c10::TypePtr &element, ArrayRef<RegionInput> group) {
@@ -209,7 +225,7 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
   for (const RegionInput &input : tensors)
     policies.push_back(input.policy);
   std::vector<torch::jit::Value *> arguments = {
-      graph.insertConstant(region->toString(/*print_source_locations=*/false)),
+      graph.insertConstant(regionText),
       list(c10::TensorType::get(), tensors),
       list(c10::IntType::get(), ints),
       list(c10::FloatType::get(), floats),

@@ -1,0 +1,45 @@
+//===- RegionIR.h - the text form of a checkpoint region's graph -*- C++ -*-===//
+//
+// A checkpoint region travels in the compiled module as the text of its
+// TorchScript graph (Graph::toString), which the runtime reads back with
+// torch::jit::parseIR. Shared by the runtime, which parses it, and the
+// exporter, which parses what it wrote before reporting success. Plain C++:
+// neither LibTorch nor MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_RUNTIME_REGIONIR_H
+#define MEMOPT_RUNTIME_REGIONIR_H
+
+#include <string>
+
+namespace memopt::runtime {
+
+/// Graph::toString prints a node without outputs as "<indent> =
+/// prim::Print(%x)", which parseIR rejects; it expects
+/// "<indent>prim::Print(%x)". Dropping that " = " lets printed graphs
+/// round-trip.
+inline std::string normalizeRegionIR(const std::string &ir) {
+  std::string out;
+  out.reserve(ir.size());
+  size_t pos = 0;
+  while (pos < ir.size()) {
+    size_t end = ir.find('\n', pos);
+    if (end == std::string::npos)
+      end = ir.size();
+    size_t first = ir.find_first_not_of(" \t", pos);
+    if (first < end && first > pos && ir.compare(first - 1, 3, " = ") == 0) {
+      out.append(ir, pos, first - 1 - pos); // the indent, without the " = "
+      out.append(ir, first + 2, end - first - 2);
+    } else {
+      out.append(ir, pos, end - pos);
+    }
+    if (end < ir.size())
+      out.push_back('\n');
+    pos = end + 1;
+  }
+  return out;
+}
+
+} // namespace memopt::runtime
+
+#endif // MEMOPT_RUNTIME_REGIONIR_H
