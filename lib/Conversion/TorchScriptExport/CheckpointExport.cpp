@@ -111,6 +111,33 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
     if (failed(classify(arg, outer, *text)))
       return failure();
   }
+  // Tensor constants print as their values, which the runtime's parser
+  // cannot read: they are made in the enclosing graph and enter as inputs.
+  // The outermost region makes those of the regions nested in it too, which
+  // then find them among their enclosing region's values.
+  SmallVector<TorchOp> tensorConstants;
+  body.walk([&](TorchOp constant) {
+    if (constant.getName() == "prim::Constant" &&
+        constant->getNumResults() == 1 &&
+        isa<mlir::TensorType>(constant.getResult(0).getType()))
+      tensorConstants.push_back(constant);
+  });
+  for (TorchOp constant : tensorConstants) {
+    mlir::Value result = constant.getResult(0);
+    if (!values.count(result)) {
+      std::string error;
+      auto tensor =
+          constant.getArgs().size() == 1
+              ? convertTensorConstant(constant.getArgs()[0], result.getType(),
+                                      error)
+              : std::nullopt;
+      if (!tensor)
+        return constant.emitError("cannot export tensor constant: ") << error;
+      values[result] = graph.insertConstant(*tensor);
+    }
+    if (failed(classify(result, values.lookup(result), "keep")))
+      return failure();
+  }
   SmallVector<mlir::Value> absentOptionals; // None inside, checked outside
   SmallVector<GetAttrOp> bakedReads;          // constants inside
   for (Operation &nested : body) {

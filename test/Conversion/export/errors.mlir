@@ -195,21 +195,3 @@ module attributes {memopt.source = "@SOURCE@"} {
     return %d : !memopt.script<"Device">
   }
 }
-
-// -----
-
-// A region whose graph the runtime could not read back from its text (a
-// tensor constant prints as its values, which parseIR does not read) is a
-// compile-time error naming the region, not a failure on the first call.
-module attributes {memopt.source = "@SOURCE@"} {
-  func.func @forward(%x: tensor<2xf32>) -> tensor<2xf32> {
-    // expected-error@+1 {{cannot export checkpoint region 'scale': the runtime could not read its graph}}
-    %0 = memopt.checkpoint "scale"(%x) policies [#memopt.keep] : (tensor<2xf32>) -> tensor<2xf32> {
-    ^bb0(%a: tensor<2xf32>):
-      %c = memopt.op "prim::Constant"() [[1.5, 2.5]] : () -> tensor<2xf32>
-      %s = memopt.op "aten::mul"(%a, %c) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
-      memopt.yield %s : tensor<2xf32>
-    }
-    return %0 : tensor<2xf32>
-  }
-}
