@@ -31,20 +31,13 @@ sys.path[:0] = [str(REPO / "python"), str(REPO / "test" / "python")]
 import torch  # noqa: E402
 
 from memopt import measure  # noqa: E402
+# The e2e test's models, sizes and configurations.
+from test_compile_e2e import CASES, CONFIGS as ZOO_CONFIGS  # noqa: E402
 
-ZOO_CONFIGS = {
-    "speed": ["--prefer", "speed"],
-    "balanced": ["--prefer", "balanced"],
-    "memory": ["--prefer", "memory"],
-    "budget40": ["--budget", "40%"],
-    "budget60": ["--budget", "60%"],
-    "budget80": ["--budget", "80%"],
-}
 TORCHVISION_CONFIGS = {k: ZOO_CONFIGS[k] for k in ("balanced", "memory")}
 
 
 def zoo_cases():
-    from test_compile_e2e import CASES
     for name, case in CASES.items():
         yield name, lambda n=name, c=case: _save_zoo(n, c.kwargs)
 
