@@ -61,8 +61,9 @@ enum class LayoutRule : uint8_t {
   Permute,         // permute(dims): arg 1
   MatrixTranspose, // t()
   Strided,         // expand, as_strided, unfold: never contiguous
-  SliceDimAt1,     // select/slice/split...: non-contiguous unless dim (arg 1) is 0
-  SliceDimAt2,     // chunk: dim at arg 2
+  SliceDimAt1,     // select/slice/narrow/unbind: non-contiguous unless dim
+                   // (arg 1) is 0
+  SliceDimAt2,     // chunk, split: dim at arg 2
 };
 
 /// Transient kernel buffers (KernelWorkspace).
