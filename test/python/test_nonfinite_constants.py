@@ -86,7 +86,10 @@ def test_nan_constant_survives_the_region(tmp_path, runtime):
     source = tmp_path / "nan.pt"
     torch.jit.script(model).save(str(source))
     out = tmp_path / "nan.memopt.pt"
-    measure.compile_model(source, out, ["x:2x8x16"], ["--checkpoint", "attn"])
+    report = measure.compile_model(source, out, ["x:2x8x16"],
+                                   ["--checkpoint", "attn"])
+    regions = report.get("regions") or report["signatures"][0]["regions"]
+    assert any(r["label"].startswith("attn") for r in regions), regions
     compiled = torch.jit.load(str(out))
     x = torch.randn(2, 8, 16)
     expected, actual = model(x), compiled(x)

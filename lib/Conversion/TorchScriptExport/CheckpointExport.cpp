@@ -185,6 +185,21 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
     if (failed(classify(nested.getResult(0), outer, "keep", length)))
       return failure();
   }
+  // Lists of tensors read in regions nested in this one (a body has no
+  // `self`): read by the caller, they enter here and are passed down.
+  WalkResult nestedLists = body.walk([&](GetAttrOp get) {
+    auto it = baked.tensorListLengths.find(get.getPath());
+    if (get->getBlock() == &body || it == baked.tensorListLengths.end())
+      return WalkResult::advance();
+    torch::jit::Value *outer = values.lookup(get.getResult());
+    if (!outer || failed(classify(get.getResult(), outer, "keep", it->second)))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (nestedLists.wasInterrupted())
+    return op.emitError("cannot export checkpoint region '")
+           << op.getLabel() << "': a list of tensors read in a region nested "
+           << "in it is not at hand";
 
   // The body graph: tensors first, then ints/bools, then floats.
   auto region = std::make_shared<Graph>();

@@ -399,6 +399,14 @@ LogicalResult GraphEmitter::emit(Operation *op) {
     // A body has no `self`: parameters, buffers and attributes it reads are
     // read here and enter the region as extra inputs.
     SmallVector<Assumption> absent;
+    // Lists of tensors that regions nested in this one read: read here too
+    // (emitCheckpoint passes them down, element by element).
+    if (self)
+      checkpoint.getBodyBlock().walk([&](GetAttrOp get) {
+        if (get->getBlock() != &checkpoint.getBodyBlock() &&
+            baked.tensorListLengths.count(get.getPath()))
+          (void)emit(get);
+      });
     for (Operation &nested : checkpoint.getBodyBlock()) {
       if (auto read = dyn_cast<GetAttrOp>(nested);
           read && baked.constants.count(read.getPath()))
@@ -490,8 +498,13 @@ exporter::buildForwardGraph(func::FuncOp func,
                   type->kind() != c10::TypeKind::StringType))
       return;
     std::optional<c10::IValue> value = readAttribute(source, get.getPath());
-    if (value && (value->isIntList() || value->isDoubleList() ||
-                  value->isBoolList() || value->isString()))
+    // A NaN in a float list would fail forward's check (NaN != NaN).
+    bool hasNaN = value && value->isDoubleList() &&
+                  llvm::any_of(value->toDoubleVector(),
+                               [](double v) { return v != v; });
+    if (value && !hasNaN &&
+        (value->isIntList() || value->isDoubleList() || value->isBoolList() ||
+         value->isString()))
       baked.constants.try_emplace(get.getPath(), *value);
     else if (value && value->isTensorList())
       baked.tensorListLengths.try_emplace(get.getPath(),
