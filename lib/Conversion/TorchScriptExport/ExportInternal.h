@@ -82,9 +82,9 @@ using ValueMap = llvm::DenseMap<mlir::Value, torch::jit::Value *>;
 /// Module attributes a checkpoint body reads whose type a region cannot take
 /// as an input, by path, as the model holds them at export.
 struct BakedAttributes {
-  /// Lists of ints, floats or bools, and strings (torchvision's
-  /// `Permute.dims`): bodies use them as constants and forward checks first
-  /// that the attributes still hold them.
+  /// Lists of ints, floats or bools, tuples of ints, floats, bools or
+  /// strings, and strings (torchvision's `Permute.dims`): bodies use them as
+  /// constants and forward checks first that the attributes still hold them.
   llvm::StringMap<c10::IValue> constants;
   /// Lists of tensors (nn.LSTM's `_flat_weights`), by length: unpacked into
   /// tensor inputs of the region and rebuilt inside.

@@ -295,6 +295,22 @@ GraphEmitter::emitAssumptionCheck(Operation *anchor, StringRef path,
   if (value->isNone()) {
     differs = graph.insert(c10::Symbol::fromQualString("aten::__isnot__"),
                            {actual, graph.insertConstant(*value)});
+  } else if (value->isTuple()) {
+    // TorchScript has no `!=` of tuples: compare element by element.
+    const auto &elements = value->toTupleRef().elements();
+    Node *unpack = graph.insertNode(graph.createTupleUnpack(actual));
+    differs = graph.insertConstant(false);
+    for (auto [element, read] : llvm::zip(elements, unpack->outputs())) {
+      torch::jit::Value *constant =
+          exporter::insertConstantValue(graph, element);
+      if (!constant)
+        return anchor->emitError("memopt.assumes '")
+               << path << "': TorchScript cannot encode an element";
+      differs = graph.insert(
+          c10::Symbol::fromQualString("aten::__or__"),
+          {differs, graph.insert(c10::Symbol::fromQualString("aten::ne"),
+                                 {read, constant})});
+    }
   } else {
     torch::jit::Value *constant = exporter::insertConstantValue(graph, *value);
     if (!constant)
@@ -495,16 +511,29 @@ exporter::buildForwardGraph(func::FuncOp func,
       return;
     c10::TypePtr type = convertType(get.getType());
     if (!type || (type->kind() != c10::TypeKind::ListType &&
-                  type->kind() != c10::TypeKind::StringType))
+                  type->kind() != c10::TypeKind::StringType &&
+                  type->kind() != c10::TypeKind::TupleType))
       return;
     std::optional<c10::IValue> value = readAttribute(source, get.getPath());
-    // A NaN in a float list would fail forward's check (NaN != NaN).
-    bool hasNaN = value && value->isDoubleList() &&
-                  llvm::any_of(value->toDoubleVector(),
-                               [](double v) { return v != v; });
+    // A NaN would fail forward's check (NaN != NaN).
+    auto isNaN = [](const c10::IValue &v) {
+      return v.isDouble() && v.toDouble() != v.toDouble();
+    };
+    bool hasNaN = value && ((value->isDoubleList() &&
+                             llvm::any_of(value->toDoubleVector(),
+                                          [](double v) { return v != v; })) ||
+                            (value->isTuple() &&
+                             llvm::any_of(value->toTupleRef().elements(),
+                                          isNaN)));
+    // Tuples of ints, floats, bools and strings.
+    bool scalarTuple =
+        value && value->isTuple() &&
+        llvm::all_of(value->toTupleRef().elements(), [](const c10::IValue &v) {
+          return v.isInt() || v.isDouble() || v.isBool() || v.isString();
+        });
     if (value && !hasNaN &&
         (value->isIntList() || value->isDoubleList() || value->isBoolList() ||
-         value->isString()))
+         value->isString() || scalarTuple))
       baked.constants.try_emplace(get.getPath(), *value);
     else if (value && value->isTensorList())
       baked.tensorListLengths.try_emplace(get.getPath(),

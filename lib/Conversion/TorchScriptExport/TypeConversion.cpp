@@ -246,12 +246,12 @@ static bool isNonFinite(const c10::IValue &value) {
 static bool holdsNonFinite(const c10::IValue &value) {
   if (isNonFinite(value))
     return true;
-  if (!value.isList())
-    return false;
-  for (const c10::IValue &element : value.toListRef())
-    if (holdsNonFinite(element))
-      return true;
-  return false;
+  c10::ArrayRef<c10::IValue> elements;
+  if (value.isList())
+    elements = value.toListRef();
+  else if (value.isTuple())
+    elements = value.toTupleRef().elements();
+  return llvm::any_of(elements, holdsNonFinite);
 }
 
 torch::jit::Value *exporter::insertConstantValue(torch::jit::Graph &graph,
@@ -269,8 +269,18 @@ torch::jit::Value *exporter::insertConstantValue(torch::jit::Graph &graph,
   if (!holdsNonFinite(value))
     if (auto constant = torch::jit::tryInsertConstant(graph, value))
       return *constant;
-  // Lists TorchScript cannot encode as one constant (str[], Tensor?[], nested
-  // lists) are built the way the compiler builds list literals.
+  // Tuples and lists TorchScript cannot encode as one constant (str[],
+  // Tensor?[], nested lists, non-finite elements) are built the way the
+  // compiler builds their literals.
+  if (value.isTuple()) {
+    std::vector<torch::jit::Value *> elements;
+    for (const c10::IValue &element : value.toTupleRef().elements()) {
+      elements.push_back(insertConstantValue(graph, element));
+      if (!elements.back())
+        return nullptr;
+    }
+    return graph.insertNode(graph.createTuple(elements))->output();
+  }
   if (!value.isList())
     return nullptr;
   c10::List<c10::IValue> list = value.toList();
