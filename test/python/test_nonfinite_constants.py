@@ -62,9 +62,10 @@ class Decoder(nn.Module):
         return self.head(torch.relu(self.attn(x) + x))
 
 
-def test_region_with_nonfinite_constants_trains_like_eager(tmp_path, runtime):
+def compile_with_attention_in_a_region(tmp_path, attention):
+    """The seeded decoder and its compile with `attn` forced into a region."""
     torch.manual_seed(0)
-    model = Decoder().train()
+    model = Decoder(attention).train()
     source = tmp_path / "decoder.pt"
     torch.jit.script(model).save(str(source))
     out = tmp_path / "decoder.memopt.pt"
@@ -72,7 +73,12 @@ def test_region_with_nonfinite_constants_trains_like_eager(tmp_path, runtime):
                                    ["--checkpoint", "attn"])
     regions = report.get("regions") or report["signatures"][0]["regions"]
     assert any(r["label"].startswith("attn") for r in regions), regions
-    compiled = torch.jit.load(str(out))
+    return model, torch.jit.load(str(out))
+
+
+def test_region_with_nonfinite_constants_trains_like_eager(tmp_path, runtime):
+    model, compiled = compile_with_attention_in_a_region(tmp_path,
+                                                         MaskedAttention)
     x = torch.randn(2, 8, 16)
     result = measure.compare_with_eager(model, compiled, [x], steps=2)
     assert result["bitwise"], result
@@ -81,16 +87,8 @@ def test_region_with_nonfinite_constants_trains_like_eager(tmp_path, runtime):
 
 def test_nan_constant_survives_the_region(tmp_path, runtime):
     """nan as a fill value: the compiled output has NaN where eager's has."""
-    torch.manual_seed(0)
-    model = Decoder(NanMaskedAttention).train()
-    source = tmp_path / "nan.pt"
-    torch.jit.script(model).save(str(source))
-    out = tmp_path / "nan.memopt.pt"
-    report = measure.compile_model(source, out, ["x:2x8x16"],
-                                   ["--checkpoint", "attn"])
-    regions = report.get("regions") or report["signatures"][0]["regions"]
-    assert any(r["label"].startswith("attn") for r in regions), regions
-    compiled = torch.jit.load(str(out))
+    model, compiled = compile_with_attention_in_a_region(tmp_path,
+                                                         NanMaskedAttention)
     x = torch.randn(2, 8, 16)
     expected, actual = model(x), compiled(x)
     assert torch.equal(torch.isnan(expected), torch.isnan(actual))
