@@ -74,6 +74,19 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
       // A list built here passes its elements; a list attribute of known
       // length is unpacked (which raises if its length changed).
       std::vector<torch::jit::Value *> elements;
+      // A list built here and never changed: what it holds is its inputs.
+      bool changed = llvm::any_of(outer->uses(), [](const torch::jit::Use &use) {
+        const c10::FunctionSchema *schema = use.user->maybeSchema();
+        if (!schema || use.offset >= schema->arguments().size())
+          return false;
+        const c10::AliasInfo *alias =
+            schema->arguments()[use.offset].alias_info();
+        return alias && alias->isWrite();
+      });
+      if (outer->node()->kind() == c10::prim::ListConstruct && changed)
+        return op.emitError("cannot export checkpoint region '")
+               << op.getLabel() << "': input of type " << inner.getType()
+               << " is a list of tensors changed after it was built";
       if (outer->node()->kind() == c10::prim::ListConstruct)
         elements = outer->node()->inputs().vec();
       else if (length)

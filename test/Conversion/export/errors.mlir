@@ -195,3 +195,21 @@ module attributes {memopt.source = "@SOURCE@"} {
     return %d : !memopt.script<"Device">
   }
 }
+
+// -----
+
+// A list of tensors enters a region element by element; one that an op
+// changed after it was built (append) would enter without what was added.
+module attributes {memopt.source = "@SOURCE@"} {
+  func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x2x4xf32> {
+    %l = memopt.op "prim::ListConstruct"(%x) [#memopt.arg<0>] : (tensor<2x4xf32>) -> !memopt.list<tensor<*xf32>>
+    %a = memopt.op "aten::append"(%l, %x) [#memopt.arg<0>, #memopt.arg<1>] {mutates = array<i64: 0>, views = array<i64: 0>} : (!memopt.list<tensor<*xf32>>, tensor<2x4xf32>) -> !memopt.list<tensor<*xf32>>
+    // expected-error@+1 {{cannot export checkpoint region 'stack': input of type '!memopt.list<tensor<*xf32>>' is a list of tensors changed after it was built}}
+    %0 = memopt.checkpoint "stack"(%l) policies [#memopt.keep] : (!memopt.list<tensor<*xf32>>) -> tensor<2x2x4xf32> {
+    ^bb0(%b: !memopt.list<tensor<*xf32>>):
+      %s = memopt.op "aten::stack"(%b) [#memopt.arg<0>, 0] {overload = ""} : (!memopt.list<tensor<*xf32>>) -> tensor<2x2x4xf32>
+      memopt.yield %s : tensor<2x2x4xf32>
+    }
+    return %0 : tensor<2x2x4xf32>
+  }
+}
