@@ -71,25 +71,26 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
     RegionInput input{inner, outer, policy};
     auto list = outer->type()->cast<c10::ListType>();
     if (list && list->getElementType()->kind() == c10::TypeKind::TensorType) {
-      // A list built here passes its elements; a list attribute of known
-      // length is unpacked (which raises if its length changed).
+      // A list built here and never changed holds its inputs; a list
+      // attribute of known length is unpacked (which raises if its length
+      // changed).
       std::vector<torch::jit::Value *> elements;
-      // A list built here and never changed: what it holds is its inputs.
-      bool changed = llvm::any_of(outer->uses(), [](const torch::jit::Use &use) {
-        const c10::FunctionSchema *schema = use.user->maybeSchema();
-        if (!schema || use.offset >= schema->arguments().size())
-          return false;
-        const c10::AliasInfo *alias =
-            schema->arguments()[use.offset].alias_info();
-        return alias && alias->isWrite();
-      });
-      if (outer->node()->kind() == c10::prim::ListConstruct && changed)
-        return op.emitError("cannot export checkpoint region '")
-               << op.getLabel() << "': input of type " << inner.getType()
-               << " is a list of tensors changed after it was built";
-      if (outer->node()->kind() == c10::prim::ListConstruct)
+      if (outer->node()->kind() == c10::prim::ListConstruct) {
+        bool changed =
+            llvm::any_of(outer->uses(), [](const torch::jit::Use &use) {
+              const c10::FunctionSchema *schema = use.user->maybeSchema();
+              if (!schema || use.offset >= schema->arguments().size())
+                return false;
+              const c10::AliasInfo *alias =
+                  schema->arguments()[use.offset].alias_info();
+              return alias && alias->isWrite();
+            });
+        if (changed)
+          return op.emitError("cannot export checkpoint region '")
+                 << op.getLabel() << "': input of type " << inner.getType()
+                 << " is a list of tensors changed after it was built";
         elements = outer->node()->inputs().vec();
-      else if (length)
+      } else if (length)
         elements = graph.insertNode(graph.createListUnpack(outer, *length))
                        ->outputs()
                        .vec();
@@ -137,18 +138,10 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
   });
   for (TorchOp constant : tensorConstants) {
     mlir::Value result = constant.getResult(0);
-    if (!values.count(result)) {
-      std::string error;
-      auto tensor =
-          constant.getArgs().size() == 1
-              ? convertTensorConstant(constant.getArgs()[0], result.getType(),
-                                      error)
-              : std::nullopt;
-      if (!tensor)
-        return constant.emitError("cannot export tensor constant: ") << error;
-      values[result] = graph.insertConstant(*tensor);
-    }
-    if (failed(classify(result, values.lookup(result), "keep")))
+    torch::jit::Value *&outer = values[result];
+    if (!outer && !(outer = insertTensorConstant(constant, graph)))
+      return failure();
+    if (failed(classify(result, outer, "keep")))
       return failure();
   }
   SmallVector<mlir::Value> absentOptionals; // None inside, checked outside

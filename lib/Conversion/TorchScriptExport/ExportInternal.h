@@ -42,6 +42,11 @@ std::optional<c10::ScalarType> scalarTypeOf(Type element);
 std::optional<at::Tensor> convertTensorConstant(Attribute elements, Type type,
                                                 std::string &error);
 
+/// Inserts the tensor of `constant` (a tensor-typed prim::Constant) into
+/// `graph`; null after an error on `constant`.
+torch::jit::Value *insertTensorConstant(TorchOp constant,
+                                        torch::jit::Graph &graph);
+
 /// Converts a constant argument of memopt.op to an IValue. `expected` is the
 /// schema type of the argument when known (nullptr otherwise): it decides
 /// int vs. float, the element type of empty lists and devices. Returns

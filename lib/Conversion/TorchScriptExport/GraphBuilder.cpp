@@ -150,15 +150,8 @@ LogicalResult GraphEmitter::emitConstant(TorchOp op) {
                         "argument");
   Type type = op.getResult(0).getType();
   if (isa<mlir::TensorType>(type)) {
-    std::string error;
-    auto tensor =
-        op.getArgs().size() == 1
-            ? exporter::convertTensorConstant(op.getArgs()[0], type, error)
-            : std::nullopt;
-    if (!tensor)
-      return op.emitError("cannot export tensor constant: ") << error;
-    values[op.getResult(0)] = graph.insertConstant(*tensor);
-    return success();
+    values[op.getResult(0)] = exporter::insertTensorConstant(op, graph);
+    return success(values[op.getResult(0)] != nullptr);
   }
   c10::TypePtr expected = exporter::convertType(type);
   if (!expected)
@@ -484,6 +477,48 @@ LogicalResult exporter::emitBlock(Block &block, Graph &graph,
   return success();
 }
 
+/// The attributes region bodies in `func` read whose type a region cannot
+/// take as an input, with their values in `source`.
+static exporter::BakedAttributes
+collectBakedAttributes(func::FuncOp func, const torch::jit::Module &source) {
+  exporter::BakedAttributes baked;
+  auto isScalar = [](const c10::IValue &v) {
+    return v.isInt() || v.isDouble() || v.isBool() || v.isString();
+  };
+  // A NaN would fail forward's check (NaN != NaN).
+  auto isNaN = [](const c10::IValue &v) {
+    return v.isDouble() && v.toDouble() != v.toDouble();
+  };
+  func.walk([&](GetAttrOp get) {
+    if (!get->getParentOfType<CheckpointOp>())
+      return;
+    c10::TypePtr type = exporter::convertType(get.getType());
+    if (!type || (type->kind() != c10::TypeKind::ListType &&
+                  type->kind() != c10::TypeKind::StringType &&
+                  type->kind() != c10::TypeKind::TupleType))
+      return;
+    std::optional<c10::IValue> value =
+        exporter::readAttribute(source, get.getPath());
+    if (!value)
+      return;
+    if (value->isTensorList()) {
+      baked.tensorListLengths.try_emplace(get.getPath(),
+                                          value->toTensorList().size());
+      return;
+    }
+    c10::ArrayRef<c10::IValue> elements;
+    if (value->isIntList() || value->isDoubleList() || value->isBoolList())
+      elements = value->toListRef();
+    else if (value->isTuple())
+      elements = value->toTupleRef().elements();
+    else if (!value->isString())
+      return;
+    if (llvm::all_of(elements, isScalar) && !llvm::any_of(elements, isNaN))
+      baked.constants.try_emplace(get.getPath(), *value);
+  });
+  return baked;
+}
+
 std::shared_ptr<Graph>
 exporter::buildForwardGraph(func::FuncOp func,
                             const c10::ClassTypePtr &selfType,
@@ -504,41 +539,7 @@ exporter::buildForwardGraph(func::FuncOp func,
       for (size_t i = 1; i < arguments.size(); ++i)
         names.push_back(arguments[i].name());
   }
-  // Attributes of types a region cannot take that region bodies read.
-  BakedAttributes baked;
-  func.walk([&](GetAttrOp get) {
-    if (!get->getParentOfType<CheckpointOp>())
-      return;
-    c10::TypePtr type = convertType(get.getType());
-    if (!type || (type->kind() != c10::TypeKind::ListType &&
-                  type->kind() != c10::TypeKind::StringType &&
-                  type->kind() != c10::TypeKind::TupleType))
-      return;
-    std::optional<c10::IValue> value = readAttribute(source, get.getPath());
-    // A NaN would fail forward's check (NaN != NaN).
-    auto isNaN = [](const c10::IValue &v) {
-      return v.isDouble() && v.toDouble() != v.toDouble();
-    };
-    bool hasNaN = value && ((value->isDoubleList() &&
-                             llvm::any_of(value->toDoubleVector(),
-                                          [](double v) { return v != v; })) ||
-                            (value->isTuple() &&
-                             llvm::any_of(value->toTupleRef().elements(),
-                                          isNaN)));
-    // Tuples of ints, floats, bools and strings.
-    bool scalarTuple =
-        value && value->isTuple() &&
-        llvm::all_of(value->toTupleRef().elements(), [](const c10::IValue &v) {
-          return v.isInt() || v.isDouble() || v.isBool() || v.isString();
-        });
-    if (value && !hasNaN &&
-        (value->isIntList() || value->isDoubleList() || value->isBoolList() ||
-         value->isString() || scalarTuple))
-      baked.constants.try_emplace(get.getPath(), *value);
-    else if (value && value->isTensorList())
-      baked.tensorListLengths.try_emplace(get.getPath(),
-                                          value->toTensorList().size());
-  });
+  BakedAttributes baked = collectBakedAttributes(func, source);
   ValueMap values;
   for (BlockArgument arg : func.getArguments()) {
     c10::TypePtr type = convertType(arg.getType());

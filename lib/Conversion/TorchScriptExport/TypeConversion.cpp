@@ -239,6 +239,21 @@ exporter::convertConstant(Attribute attr, const c10::TypePtr &expected,
   return std::nullopt;
 }
 
+torch::jit::Value *exporter::insertTensorConstant(TorchOp constant,
+                                                  torch::jit::Graph &graph) {
+  std::string error;
+  auto tensor = constant.getArgs().size() == 1
+                    ? convertTensorConstant(constant.getArgs()[0],
+                                            constant->getResult(0).getType(),
+                                            error)
+                    : std::nullopt;
+  if (!tensor) {
+    constant.emitError("cannot export tensor constant: ") << error;
+    return nullptr;
+  }
+  return graph.insertConstant(*tensor);
+}
+
 static bool isNonFinite(const c10::IValue &value) {
   return value.isDouble() && !std::isfinite(value.toDouble());
 }
