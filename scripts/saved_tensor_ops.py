@@ -50,6 +50,32 @@ SPECS = [
         img(c), T(5, c["c"], 3, 3), T(5), [1, 1], [1, 1], [1, 1], 1]),
     ("aten::conv2d", "default", IMG, lambda c: [
         img(c), T(5, c["c"], 3, 3), None, [2, 2], [1, 1], [1, 1], 1]),
+    ("aten::conv1d", "default", SEQ, lambda c: [
+        T(c["n"], c["d"], c["s"]), T(5, c["d"], 3), T(5), [1], [1], [1], 1]),
+    ("aten::conv1d", "default", SEQ, lambda c: [
+        T(c["n"], c["d"], c["s"]), T(5, c["d"], 3), None, [2], [0], [1], 1]),
+    ("aten::conv3d", "default", IMG, lambda c: [
+        T(c["n"], c["c"], 3, c["h"], c["w"]), T(5, c["c"], 3, 3, 3), T(5),
+        [1, 1, 1], [1, 1, 1], [1, 1, 1], 1]),
+    ("aten::conv3d", "default", IMG, lambda c: [
+        T(c["n"], c["c"], 3, c["h"], c["w"]), T(5, c["c"], 1, 1, 1), None,
+        [1, 2, 2], [0, 0, 0], [1, 1, 1], 1]),
+    ("aten::conv_transpose1d", "default", SEQ, lambda c: [
+        T(c["n"], c["d"], c["s"]), T(c["d"], 5, 2), T(5), [2], [0], [0], 1,
+        [1]]),
+    ("aten::conv_transpose1d", "default", SEQ, lambda c: [
+        T(c["n"], c["d"], c["s"]), T(c["d"], 5, 3), None, [1], [1], [0], 1,
+        [1]]),
+    ("aten::conv_transpose2d", "input", IMG, lambda c: [
+        img(c), T(c["c"], 5, 2, 2), T(5), [2, 2], [0, 0], [0, 0], 1, [1, 1]]),
+    ("aten::conv_transpose2d", "input", IMG, lambda c: [
+        img(c), T(c["c"], 5, 3, 3), None, [1, 1], [1, 1], [0, 0], 1, [1, 1]]),
+    ("aten::conv_transpose3d", "input", IMG, lambda c: [
+        T(c["n"], c["c"], 2, c["h"], c["w"]), T(c["c"], 5, 2, 2, 2), T(5),
+        [2, 2, 2], [0, 0, 0], [0, 0, 0], 1, [1, 1, 1]]),
+    ("aten::conv_transpose3d", "input", IMG, lambda c: [
+        T(c["n"], c["c"], 2, c["h"], c["w"]), T(c["c"], 5, 1, 1, 1), None,
+        [1, 1, 1], [0, 0, 0], [0, 0, 0], 1, [1, 1, 1]]),
     ("aten::_convolution", "default", IMG, lambda c: [
         img(c), T(5, c["c"], 3, 3), T(5), [1, 1], [1, 1], [1, 1], False,
         [0, 0], 1, False, False, True, True]),

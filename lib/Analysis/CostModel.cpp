@@ -96,6 +96,10 @@ OpCost CostModel::getCost(Operation *op) const {
       cost.flops =
           2 * outElems * (a1.size() > 1 ? product(a1.drop_front()) : 1);
       break;
+    case FlopRule::TransposedConvolution: // weight: cin x (cout / groups) x k
+      cost.flops =
+          2 * product(a0) * (a1.size() > 1 ? product(a1.drop_front()) : 1);
+      break;
     case FlopRule::Attention:
       // Scores q k^T and their product with v: 2 * 2 * (B H L) * S * E.
       cost.flops =

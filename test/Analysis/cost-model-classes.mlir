@@ -37,3 +37,16 @@ func.func @classes(%x: tensor<2x4x4x4xf32>, %p: tensor<2x3x4xf32>, %q: tensor<2x
       : (tensor<2x3x5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<2x3x5xf32>
   return %bm : tensor<2x3x5xf32>
 }
+
+// A transposed convolution's work grows with its input: each of the
+// 2*4*4*4 input values meets cout/groups * k = 3*2*2 weights, 2 flops each:
+// 2 * 128 * 12 = 3072 flops (its 2x3x8x8 output would give 2 * 384 * 16).
+// CHECK-LABEL: cost-model @transposed
+// CHECK: aten::conv_transpose2d class Conv flops 3072
+func.func @transposed(%x: tensor<2x4x4x4xf32>) -> tensor<2x3x8x8xf32> {
+  %w = memopt.param "up.weight" : tensor<4x3x2x2xf32>
+  %b = memopt.param "up.bias" : tensor<3xf32>
+  %y = memopt.op "aten::conv_transpose2d"(%x, %w, %b) [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, [2, 2], [0, 0], [0, 0], 1, [1, 1]] {overload = "input"}
+      : (tensor<2x4x4x4xf32>, tensor<4x3x2x2xf32>, tensor<3xf32>) -> tensor<2x3x8x8xf32>
+  return %y : tensor<2x3x8x8xf32>
+}

@@ -43,6 +43,7 @@ TEST(OperatorCatalog, ColumnsAgree) {
     std::string name = info.name.str();
     switch (info.flops) {
     case FlopRule::Convolution:
+    case FlopRule::TransposedConvolution:
       EXPECT_EQ(info.cost, CostClass::Conv) << name;
       break;
     case FlopRule::Matmul:

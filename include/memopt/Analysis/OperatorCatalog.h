@@ -22,14 +22,15 @@ namespace mlir::memopt {
 
 /// How CostModel counts an operator's floating-point operations.
 enum class FlopRule : uint8_t {
-  None,          // views, metadata, copies (bytes only)
-  PerOutput,     // flopsPerElement x output elements
-  PerInput,      // flopsPerElement x elements of operand 0
-  Convolution,   // 2 x output x (input channels per group x kernel)
-  Matmul,        // 2 x output x last dim of operand 0
-  MatmulAnyRank, // as Matmul; batched when both operands are >= 3-d
-  AddMatmul,     // as Matmul with the left factor at operand 1 (addmm)
-  Attention,     // q k^T and its product with v: 4 x |q| x key length
+  None,                  // views, metadata, copies (bytes only)
+  PerOutput,             // flopsPerElement x output elements
+  PerInput,              // flopsPerElement x elements of operand 0
+  Convolution,           // 2 x output x (input channels per group x kernel)
+  TransposedConvolution, // 2 x input x (output channels per group x kernel)
+  Matmul,                // 2 x output x last dim of operand 0
+  MatmulAnyRank,         // as Matmul; batched when both operands are >= 3-d
+  AddMatmul,             // as Matmul with the left factor at operand 1 (addmm)
+  Attention,             // q k^T and its product with v: 4 x |q| x key length
 };
 
 /// How BinaryValueAnalysis propagates "holds only 0 and 1".
