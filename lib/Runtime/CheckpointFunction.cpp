@@ -1,6 +1,7 @@
 //===- CheckpointFunction.cpp - The checkpoint's autograd function --------===//
 //
-// Forward runs the region without grad and saves only its inputs. Backward
+// Forward runs the region without recording a graph (grad mode on, as in
+// eager, on detached inputs) and saves only its inputs. Backward
 // restores them, reruns the region with grad under the forward's RNG and
 // autocast state, and differentiates the recomputed outputs with respect to
 // the restored inputs (parameters are ordinary inputs). The recomputed
@@ -66,7 +67,17 @@ struct CheckpointFunction
     variable_list outputs;
     {
       AutocastCacheOff cacheOff;
-      outputs = call.region->run(inputs, call.scalars);
+      // Eager runs the region's ops with grad enabled, and some kernels pick
+      // their algorithm by grad mode (oneDNN's LSTM/GRU on PyTorch 2.x: a
+      // training primitive with grad, an inference one without, other
+      // bits). So the region runs with grad too, on detached inputs: no op
+      // records a graph or saves a tensor.
+      at::AutoGradMode gradOn(true);
+      std::vector<at::Tensor> detached;
+      detached.reserve(inputs.size());
+      for (const at::Tensor &input : inputs)
+        detached.push_back(input.defined() ? input.detach() : input);
+      outputs = call.region->run(detached, call.scalars);
     }
     ctx->save_for_backward(state->saved.takeKeptTensors());
     ctx->saved_data[kStateKey] = c10::IValue::make_capsule(state);
