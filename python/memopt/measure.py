@@ -50,7 +50,7 @@ __all__ = [
     "CompileError", "compile_model",
     "checkpoint_blocks", "build_zoo_model", "make_inputs", "save_zoo_model",
     "compare_records", "worker", "run_worker",
-    "format_bytes",
+    "format_bytes", "same_bits",
 ]
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -276,6 +276,23 @@ def train_steps(model: nn.Module, inputs: Sequence[torch.Tensor],
         records.append(record)
         optimizer.step()
     return records
+
+
+_SAME_WIDTH_INTEGER = {8: torch.int64, 4: torch.int32, 2: torch.int16,
+                       1: torch.int8}
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when `a` and `b` hold the same bits: same shape, dtype and
+    values, NaNs included (torch.equal counts NaN != NaN; a training that
+    diverges to NaN in eager must give the same NaNs compiled)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if not a.is_floating_point() or a.numel() == 0:
+        return bool(torch.equal(a, b))
+    as_int = _SAME_WIDTH_INTEGER[a.element_size()]
+    return bool(torch.equal(a.contiguous().view(as_int),
+                            b.contiguous().view(as_int)))
 
 
 def _diff(a: torch.Tensor, b: torch.Tensor) -> Tuple[float, float]:
