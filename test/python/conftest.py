@@ -35,3 +35,14 @@ def runtime():
 @pytest.fixture(scope="session")
 def build_dir():
     return BUILD
+
+
+def compare_on_right_convolutions():
+    """For tests that compare memopt's runtime ops with eager convolutions in
+    this process: where scripts/test-torch2.sh found this PyTorch's oneDNN
+    computing wrong convolution gradients even with its AVX2 kernels
+    (MEMOPT_TEST_ONEDNN_WRONG, docs/pytorch2.md), eager itself is wrong and
+    nothing can equal it, so both sides run on PyTorch's native kernels."""
+    if os.environ.get("MEMOPT_TEST_ONEDNN_WRONG"):
+        torch.backends.mkldnn.enabled = False
+

@@ -15,9 +15,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from conftest import compare_on_right_convolutions
+
 # Before any scripted call: the profiling executor otherwise builds its own
 # differentiable plan on a function's second call and redraws dropout masks.
 torch._C._set_graph_executor_optimize(False)
+compare_on_right_convolutions()
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 POLICIES = ["keep", "offload:host", "offload:unified"]

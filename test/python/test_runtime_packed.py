@@ -8,7 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import compare_on_right_convolutions
+
 torch._C._set_graph_executor_optimize(False)
+compare_on_right_convolutions()
 
 KINDS = ["bit", "bool"]
 CONV = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}
