@@ -2,9 +2,11 @@
 """Predicted vs measured peak training memory of the model zoo.
 
 For every zoo entry (python/memopt/zoo.py) and size, this
-  * scripts the model, imports it with `memopt-translate --import-torchscript`
-    and reads the prediction (`peak N`) of `memopt-opt
-    --memopt-test-memory-model`;
+  * scripts the model, imports it with `memopt-translate --import-torchscript
+    --probe-kernels` (its convolutions run once on this CPU, as
+    memopt-compile does for --device cpu; `--kernel-workspaces model`: the
+    workspace formulas instead) and reads the prediction (`peak N`) of
+    `memopt-opt --memopt-test-memory-model`;
   * measures one training step `out = model(x); out.backward(ones_like(out))`
     with the runtime's counting allocator: the high-water mark above the
     bytes live before the step, in steady state (after a warm-up step, with
@@ -14,7 +16,7 @@ For every zoo entry (python/memopt/zoo.py) and size, this
 and prints a markdown table.
 
     /usr/bin/python3 bench/memory_prediction.py --build build [--models a,b]
-        [--sizes small,large] [--json out.json]
+        [--sizes small,large] [--kernel-workspaces probe|model] [--json out.json]
 """
 import argparse
 import json
@@ -106,12 +108,17 @@ def run_tool(cmd, attempts: int = 10):
 
 
 def predict(build: pathlib.Path, pt: pathlib.Path, inputs, workdir,
-            threads: int = 1):
-    """(peak, unknown op names, resident bytes) from memopt-opt."""
+            threads: int = 1, probe: bool = True):
+    """(peak, unknown op names, resident bytes) from memopt-opt, on the
+    import with its convolutions' kernels measured on this CPU (`probe`, as
+    memopt-compile does for --device cpu) or left to the workspace
+    formulas."""
     from memopt import zoo
     mlir = pathlib.Path(workdir) / (pt.stem + ".mlir")
     cmd = [str(build / "bin" / "memopt-translate"), "--import-torchscript",
            str(pt), "-o", str(mlir)]
+    if probe:
+        cmd += ["--probe-kernels", f"--probe-threads={threads}"]
     for spec in zoo.input_specs(inputs):
         cmd += ["--input-shape", spec]
     run_tool(cmd)
@@ -140,11 +147,13 @@ def measure(build: pathlib.Path, name: str, size: str, mode: str,
 
 
 def run_case(build: pathlib.Path, name: str, size: str, workdir,
-             modes=("eager", "scripted"), threads: int = 1) -> dict:
+             modes=("eager", "scripted"), threads: int = 1,
+             probe: bool = True) -> dict:
     from memopt import zoo
     pt = pathlib.Path(workdir) / f"{name}-{size}.pt"
     inputs = save_scripted(name, size, pt)
-    peak, unknown, resident = predict(build, pt, inputs, workdir, threads)
+    peak, unknown, resident = predict(build, pt, inputs, workdir, threads,
+                                      probe)
     row = {"model": name, "size": size,
            "input": " ".join(zoo.input_specs(inputs)),
            "predicted": peak, "resident": resident, "unknown": unknown}
@@ -181,6 +190,10 @@ def main() -> int:
     parser.add_argument("--sizes", default="small,large")
     parser.add_argument("--modes", default="eager,scripted")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--kernel-workspaces", choices=("probe", "model"),
+                        default="probe",
+                        help="convolution workspaces measured on this CPU "
+                             "(as memopt-compile does) or from the formulas")
     parser.add_argument("--json", help="also write the rows here")
     parser.add_argument("--keep", help="keep the .pt/.mlir files here")
     # internal: one measurement in this process
@@ -205,7 +218,8 @@ def main() -> int:
         for name in names:
             for size in args.sizes.split(","):
                 t0 = time.time()
-                row = run_case(build, name, size, workdir, modes, args.threads)
+                row = run_case(build, name, size, workdir, modes, args.threads,
+                               args.kernel_workspaces == "probe")
                 row["seconds"] = round(time.time() - t0, 1)
                 rows.append(row)
                 errs = " ".join(

@@ -83,7 +83,7 @@ bool functionalize(TorchOp construct) {
       builder.getArrayAttr(args), construct.getOverloadAttr(),
       /*mutates=*/nullptr, /*views=*/nullptr, /*nondeterministic=*/false,
       /*side_effects=*/false, /*saved_input=*/nullptr,
-      /*saved_form=*/nullptr, /*backward=*/nullptr);
+      /*saved_form=*/nullptr, /*backward=*/nullptr, /*high_water=*/nullptr);
   for (TorchOp append : appends)
     append->erase();
   list.replaceAllUsesWith(rebuilt->getResult(0));

@@ -19,6 +19,10 @@
 // channels to 16 as well; with a kernel other than 3x3 their weight pass
 // uses a reference kernel with one output-gradient-sized buffer instead.
 //
+// These formulas hold for 1.13's oneDNN on AVX-512. An op carrying
+// `high_water` (memopt-compile's kernel probe ran its kernels on the
+// PyTorch and CPU the model trains on) takes the measured marks instead.
+//
 //===----------------------------------------------------------------------===//
 #include "KernelWorkspace.h"
 #include "memopt/Analysis/OperatorCatalog.h"
@@ -45,40 +49,6 @@ static int64_t roundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-/// The static tensor type of argument `pos` (an operand), or null.
-static RankedTensorType getArgTensorType(TorchOp op, unsigned pos) {
-  if (pos >= op.getArgs().size())
-    return {};
-  auto ref = dyn_cast<OperandRefAttr>(op.getArgs()[pos]);
-  if (!ref)
-    return {};
-  auto type =
-      dyn_cast<RankedTensorType>(op->getOperand(ref.getIndex()).getType());
-  return type && type.hasStaticShape() ? type : RankedTensorType();
-}
-
-/// The integers of a constant int or int-list argument; nullopt when the
-/// argument is not a constant.
-static std::optional<SmallVector<int64_t>> getIntList(TorchOp op,
-                                                      unsigned pos) {
-  if (pos >= op.getArgs().size())
-    return std::nullopt;
-  Attribute attr = op.getArgs()[pos];
-  if (auto i = dyn_cast<IntegerAttr>(attr))
-    return SmallVector<int64_t>{i.getInt()};
-  auto list = dyn_cast<ArrayAttr>(attr);
-  if (!list)
-    return std::nullopt;
-  SmallVector<int64_t> values;
-  for (Attribute e : list) {
-    auto i = dyn_cast<IntegerAttr>(e);
-    if (!i)
-      return std::nullopt;
-    values.push_back(i.getInt());
-  }
-  return values;
-}
-
 static bool anyNot(const std::optional<SmallVector<int64_t>> &values,
                    int64_t expected) {
   if (!values)
@@ -101,8 +71,8 @@ static std::optional<ConvGeometry> getConvGeometry(TorchOp op) {
   } else {
     return std::nullopt;
   }
-  RankedTensorType input = getArgTensorType(op, 0),
-                   weight = getArgTensorType(op, 1);
+  RankedTensorType input = op.getStaticTensorArg(0),
+                   weight = op.getStaticTensorArg(1);
   auto output = op->getNumResults() == 1
                     ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
                     : RankedTensorType();
@@ -124,18 +94,18 @@ static std::optional<ConvGeometry> getConvGeometry(TorchOp op) {
   g.ow = out.back();
   g.kh = is2d ? wt[2] : 1;
   g.kw = wt.back();
-  auto groups = getIntList(op, groupsPos);
+  auto groups = op.getConstantIntsArg(groupsPos);
   g.groups =
       groups && groups->size() == 1 ? std::max<int64_t>(1, (*groups)[0]) : 1;
-  g.strided = anyNot(getIntList(op, 3), 1);
+  g.strided = anyNot(op.getConstantIntsArg(3), 1);
   // conv2d.padding takes "same" / "valid".
   if (auto mode = op.getArgs().size() > 4
                       ? dyn_cast<StringAttr>(op.getArgs()[4])
                       : nullptr)
     g.padded = mode.getValue() != "valid";
   else
-    g.padded = anyNot(getIntList(op, 4), 0);
-  g.dilated = anyNot(getIntList(op, 5), 1);
+    g.padded = anyNot(op.getConstantIntsArg(4), 0);
+  g.dilated = anyNot(op.getConstantIntsArg(5), 1);
   g.isFloat32 = input.getElementType().isF32();
   g.elementBytes = getElementBytes(input.getElementType());
   return g;
@@ -223,6 +193,9 @@ mlir::memopt::getForwardHighWater(TorchOp op,
                                   const TrainingMemoryOptions &options) {
   if (!options.kernelWorkspaces)
     return -1;
+  if (KernelHighWaterAttr measured = op.getHighWaterAttr();
+      measured && measured.getForward() >= 0)
+    return measured.getForward();
   std::optional<ConvGeometry> g = getConvGeometry(op);
   if (!g)
     return -1;
@@ -263,6 +236,27 @@ static int64_t getBatchNormBackwardHighWater(TorchOp op, bool inputGrad) {
   return transient < input ? transient / 2 : -1;
 }
 
+/// The probe's measurement for these gradients, or -1. It measured the
+/// weight and bias getting gradients together (both are parameters).
+static int64_t getMeasuredBackward(TorchOp op, bool inputGrad, bool weightGrad,
+                                   bool biasGrad) {
+  KernelHighWaterAttr measured = op.getHighWaterAttr();
+  if (!measured || (!inputGrad && !weightGrad && !biasGrad))
+    return -1;
+  // An optional attribute holding None (`Tensor?`) is no bias, as for the
+  // probe.
+  auto biasRef = op.getArgs().size() > 2
+                     ? dyn_cast<OperandRefAttr>(op.getArgs()[2])
+                     : OperandRefAttr();
+  bool hasBias =
+      biasRef && isa<TensorType>(op->getOperand(biasRef.getIndex()).getType());
+  if (hasBias && biasGrad != weightGrad)
+    return -1;
+  if (!hasBias && biasGrad)
+    return -1;
+  return measured.getBackward(inputGrad, weightGrad);
+}
+
 int64_t
 mlir::memopt::getBackwardHighWater(TorchOp op, bool inputGrad, bool weightGrad,
                                    bool biasGrad,
@@ -271,6 +265,10 @@ mlir::memopt::getBackwardHighWater(TorchOp op, bool inputGrad, bool weightGrad,
     return -1;
   if (lookupOperator(op.getName()).workspace == WorkspaceRule::BatchNorm)
     return getBatchNormBackwardHighWater(op, inputGrad);
+  if (int64_t measured =
+          getMeasuredBackward(op, inputGrad, weightGrad, biasGrad);
+      measured >= 0)
+    return measured;
   std::optional<ConvGeometry> g = getConvGeometry(op);
   if (!g)
     return -1;

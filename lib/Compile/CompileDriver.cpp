@@ -9,6 +9,7 @@
 #include "memopt/Conversion/TorchScriptImport.h"
 #include "memopt/Dialect/MemoptDialect.h"
 #include "memopt/Planning/Budget.h"
+#include "memopt/Probe/KernelProbe.h"
 #include "memopt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -274,6 +275,20 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   }
 
   CompileReport report;
+  report.timings.importSeconds = phase.lap();
+  if (shouldProbeKernels(options)) {
+    FailureOr<KernelProbeSummary> probed =
+        probeKernelHighWaters(*module, KernelProbeOptions());
+    if (failed(probed)) {
+      if (!printer.errorPrinted())
+        printer.error("the kernel probe failed");
+      return 1;
+    }
+    report.kernelWorkspaces = {/*probed=*/true, probed->measured,
+                               probed->cached, probed->reused,
+                               probed->skipped};
+    report.timings.probeSeconds = phase.lap();
+  }
   report.model = absolutePath(options.inputPath);
   report.output = absolutePath(options.outputPath);
   report.command = options.commandLine;
@@ -290,7 +305,6 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   report.allowOverBudget = options.allowOverBudget;
   report.strictSignatures = options.strictSignatures;
   report.timelineInJSON = options.timeline;
-  report.timings.importSeconds = phase.lap();
 
   // Baseline: each signature's function as imported.
   size_t count = std::max<size_t>(signatures.size(), 1);

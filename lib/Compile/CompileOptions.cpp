@@ -117,6 +117,18 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
             "' (expected auto, resident or allocated)";
     return failure();
   }
+  if (!llvm::is_contained({"auto", "probe", "model"},
+                          options.kernelWorkspaces)) {
+    error = "unknown --kernel-workspaces '" + options.kernelWorkspaces +
+            "' (expected auto, probe or model)";
+    return failure();
+  }
+  if (options.kernelWorkspaces == "probe" && options.device != "cpu") {
+    error = "--kernel-workspaces=probe measures this machine's CPU kernels; "
+            "it cannot stand for --device " +
+            options.device;
+    return failure();
+  }
   if (!llvm::is_contained({"generic", "original"}, options.fallback)) {
     error = "unknown --fallback '" + options.fallback +
             "' (expected generic or original)";
@@ -235,6 +247,13 @@ GradBuffers mlir::memopt::resolveGradBuffers(const CompileOptions &options) {
   // zero_grad() sets .grad to None by default since PyTorch 2.0.
   return MEMOPT_TORCH_VERSION_MAJOR >= 2 ? GradBuffers::Allocated
                                          : GradBuffers::Resident;
+}
+
+bool mlir::memopt::shouldProbeKernels(const CompileOptions &options) {
+  // The probe measures this process's CPU kernels: they stand for training
+  // on the CPU only.
+  return options.kernelWorkspaces == "probe" ||
+         (options.kernelWorkspaces == "auto" && options.device == "cpu");
 }
 
 std::string mlir::memopt::buildPipeline(const CompileOptions &options,

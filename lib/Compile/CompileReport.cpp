@@ -353,6 +353,8 @@ public:
         json.attribute("prefer", report.prefer);
         json.attribute("device", report.device);
         json.attribute("grad_buffers", report.gradBuffers);
+        json.attribute("kernel_workspaces",
+                       report.kernelWorkspaces.probed ? "probe" : "model");
         strings("checkpoint", report.checkpoint);
         strings("no_checkpoint", report.noCheckpoint);
         strings("assume_binary", report.assumeBinary);
@@ -367,8 +369,18 @@ public:
           json.object([&] { signatureBlocks(signature); });
       });
       json.attribute("pytorch_version", report.torchVersion);
+      if (report.kernelWorkspaces.probed)
+        json.attributeObject("kernel_probe", [&] {
+          json.attribute("measured", int64_t(report.kernelWorkspaces.measured));
+          json.attribute("cached", int64_t(report.kernelWorkspaces.cached));
+          json.attribute("reused", int64_t(report.kernelWorkspaces.reused));
+          json.attribute("skipped", int64_t(report.kernelWorkspaces.skipped));
+        });
+      else
+        json.attribute("kernel_probe", nullptr);
       json.attributeObject("timings", [&] {
         real("import_s", report.timings.importSeconds, "%.4f");
+        real("probe_s", report.timings.probeSeconds, "%.4f");
         real("plan_s", report.timings.planSeconds, "%.4f");
         real("export_s", report.timings.exportSeconds, "%.4f");
         real("total_s", report.timings.totalSeconds, "%.4f");

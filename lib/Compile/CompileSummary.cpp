@@ -243,10 +243,12 @@ void CompileReport::printSummary(llvm::raw_ostream &os) const {
     os << ")\n";
     printSignature(*this, s, os);
   }
-  os << llvm::format("time: import %.2f s, plan %.2f s, export %.2f s, "
-                     "total %.2f s\n",
-                     timings.importSeconds, timings.planSeconds,
-                     timings.exportSeconds, timings.totalSeconds);
+  os << llvm::format("time: import %.2f s, ", timings.importSeconds);
+  if (kernelWorkspaces.probed)
+    os << llvm::format("kernel probe %.2f s, ", timings.probeSeconds);
+  os << llvm::format("plan %.2f s, export %.2f s, total %.2f s\n",
+                     timings.planSeconds, timings.exportSeconds,
+                     timings.totalSeconds);
   os << "planned for PyTorch " << torchVersion << " on " << device << ", .grad "
      << (gradBuffers == "allocated" ? "set to None between steps (allocated "
                                       "in backward)"

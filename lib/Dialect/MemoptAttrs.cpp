@@ -15,6 +15,24 @@ using namespace mlir::memopt;
 #define GET_ATTRDEF_CLASSES
 #include "memopt/Dialect/MemoptAttrs.cpp.inc"
 
+LogicalResult
+KernelHighWaterAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t forward, ArrayRef<int64_t> backward) {
+  if (forward < -1)
+    return emitError() << "forward high-water mark " << forward
+                       << " is below -1 (not measured)";
+  if (backward.size() != kNumMasks)
+    return emitError() << "expected " << kNumMasks
+                       << " backward high-water marks (one per gradient "
+                          "mask), got "
+                       << backward.size();
+  for (int64_t bytes : backward)
+    if (bytes < -1)
+      return emitError() << "backward high-water mark " << bytes
+                         << " is below -1 (not measured)";
+  return success();
+}
+
 bool mlir::memopt::isSavePolicy(Attribute attr) {
   return isa<KeepPolicyAttr, CompressPolicyAttr, OffloadPolicyAttr>(attr);
 }

@@ -167,6 +167,36 @@ bool TorchOp::isTrainingBatchNorm() {
          getOverload().value_or("").empty() && training && training.getValue();
 }
 
+RankedTensorType TorchOp::getStaticTensorArg(unsigned position) {
+  if (position >= getArgs().size())
+    return {};
+  auto ref = dyn_cast<OperandRefAttr>(getArgs()[position]);
+  if (!ref)
+    return {};
+  auto type = dyn_cast<RankedTensorType>(getOperand(ref.getIndex()).getType());
+  return type && type.hasStaticShape() ? type : RankedTensorType();
+}
+
+std::optional<SmallVector<int64_t>>
+TorchOp::getConstantIntsArg(unsigned position) {
+  if (position >= getArgs().size())
+    return std::nullopt;
+  Attribute attr = getArgs()[position];
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return SmallVector<int64_t>{i.getInt()};
+  auto list = dyn_cast<ArrayAttr>(attr);
+  if (!list)
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (Attribute element : list) {
+    auto i = dyn_cast<IntegerAttr>(element);
+    if (!i)
+      return std::nullopt;
+    values.push_back(i.getInt());
+  }
+  return values;
+}
+
 bool TorchOp::isFunctional() {
   return !getMutates() && !getNondeterministic() && !getSideEffects();
 }

@@ -1,4 +1,4 @@
-//===- MemoryStats.cpp - Counting CPU allocator and its ops ---------------===//
+//===- MemoryStats.cpp - Counting CPU allocator ---------------------------===//
 //
 // The counting allocator asks the wrapped allocator for `n + kHeader` bytes
 // and keeps, in the header in front of the block it hands out, the wrapped
@@ -15,7 +15,6 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/alignment.h>
 #include <c10/util/Exception.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <atomic>
@@ -123,18 +122,4 @@ void resetPeakMemoryStats() {
               std::memory_order_relaxed);
 }
 
-namespace {
-std::vector<int64_t> memoryStatsOp() {
-  MemoryStats s = memoryStats();
-  return {s.currentBytes, s.peakBytes};
-}
-} // namespace
 } // namespace memopt::runtime
-
-TORCH_LIBRARY_FRAGMENT(memopt, m) {
-  using namespace memopt::runtime;
-  m.def("enable_memory_stats() -> ()", &enableMemoryStats);
-  m.def("memory_stats_enabled() -> bool", &memoryStatsEnabled);
-  m.def("memory_stats() -> int[]", &memoryStatsOp);
-  m.def("reset_peak_memory_stats() -> ()", &resetPeakMemoryStats);
-}

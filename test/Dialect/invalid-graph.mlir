@@ -257,3 +257,19 @@ func.func @unknown_backward_kernel(%x: tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf3
   %0 = memopt.op "aten::batch_norm"(%x) [#memopt.arg<0>, #memopt.none, #memopt.none, #memopt.none, #memopt.none, true, 0.1, 1.0e-05, true] {backward = #memopt.backward<by_row>} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   return %0 : tensor<2x3x4x4xf32>
 }
+
+// -----
+
+func.func @high_water_three_masks(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{expected 4 backward high-water marks (one per gradient mask), got 3}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {high_water = #memopt.high_water<forward = 24, backward = [-1, 48, 0]>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @high_water_negative(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{backward high-water mark -2 is below -1 (not measured)}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {high_water = #memopt.high_water<forward = 24, backward = [-1, -2, -1, -1]>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

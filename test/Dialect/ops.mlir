@@ -18,6 +18,11 @@ func.func @graph(%x: tensor<8x3x32x32xf32>) -> tensor<8x16x32x32xf32> {
   %y = memopt.op "aten::conv2d"(%x, %w, %b)
       [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, [1, 1], [1, 1], [1, 1], 1]
       : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
+  // A convolution whose kernels' high-water marks were measured.
+  // CHECK: memopt.op "aten::conv2d"(%{{.*}}) [{{.*}}] {high_water = #memopt.high_water<forward = 1024, backward = [-1, 2048, 512, 2560]>}
+  %yh = memopt.op "aten::conv2d"(%x, %w, %b)
+      [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, [1, 1], [1, 1], [1, 1], 1] {high_water = #memopt.high_water<forward = 1024, backward = [-1, 2048, 512, 2560]>}
+      : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
   // A convolution whose binary input autograd keeps packed.
   // CHECK: memopt.op "aten::conv2d"(%{{.*}}) [{{.*}}] {saved_input = #memopt.compress<bit>}
   %yp = memopt.op "aten::conv2d"(%x, %w, %b)

@@ -144,8 +144,9 @@ SIGNATURE_KEYS = {
     "backward_kernels",
     "recompute_seconds", "step_seconds", "recompute_overhead", "unknown_ops",
     "recommendation"}
-TOP_KEYS = {"version", "pytorch_version", "model", "output", "command", "mode", "options",
-            "fallback", "signatures", "timings"} | SIGNATURE_KEYS
+TOP_KEYS = {"version", "pytorch_version", "kernel_probe", "model", "output",
+            "command", "mode", "options", "fallback", "signatures",
+            "timings"} | SIGNATURE_KEYS
 
 
 def test_analyze_only_report(tmp_path):
@@ -171,7 +172,8 @@ def test_analyze_only_report(tmp_path):
     assert set(data["signatures"][0]) == SIGNATURE_KEYS
     assert data["signatures"][0]["baseline"] == baseline
     timings = data["timings"]
-    assert set(timings) == {"import_s", "plan_s", "export_s", "total_s"}
+    assert set(timings) == {"import_s", "probe_s", "plan_s", "export_s",
+                            "total_s"}
     assert timings["total_s"] >= timings["import_s"] >= 0
     # The summary on stderr.
     assert "baseline peak" in result.stderr

@@ -40,7 +40,8 @@ protected:
         builder.getArrayAttr({OperandRefAttr::get(&context, 0)}),
         /*overload=*/nullptr, /*mutates=*/nullptr, /*views=*/nullptr,
         /*nondeterministic=*/false, /*side_effects=*/false,
-        /*saved_input=*/nullptr, /*saved_form=*/nullptr, /*backward=*/nullptr);
+        /*saved_input=*/nullptr, /*saved_form=*/nullptr, /*backward=*/nullptr,
+        /*high_water=*/nullptr);
   }
 
   std::string print(Operation *op) {

@@ -73,6 +73,13 @@ static cl::opt<std::string> gradBuffers(
              "follows this PyTorch's zero_grad() default"),
     cl::value_desc("auto|resident|allocated"), cl::init("auto"),
     cl::cat(category));
+static cl::opt<std::string> kernelWorkspaces(
+    "kernel-workspaces",
+    cl::desc("Where kernels' transient buffers come from: probe (run each "
+             "convolution once with this PyTorch on this CPU), model (the "
+             "formulas for PyTorch 1.13's oneDNN); auto probes for --device "
+             "cpu"),
+    cl::value_desc("auto|probe|model"), cl::init("auto"), cl::cat(category));
 static cl::list<std::string>
     checkpoint("checkpoint",
                cl::desc("Module paths forced into checkpoint regions"),
@@ -149,6 +156,7 @@ int main(int argc, char **argv) {
   options.prefer = prefer;
   options.device = device;
   options.gradBuffers = gradBuffers;
+  options.kernelWorkspaces = kernelWorkspaces;
   options.checkpoint.assign(checkpoint.begin(), checkpoint.end());
   options.noCheckpoint.assign(noCheckpoint.begin(), noCheckpoint.end());
   options.assumeBinary.assign(assumeBinary.begin(), assumeBinary.end());

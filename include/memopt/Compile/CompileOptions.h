@@ -56,6 +56,10 @@ struct CompileOptions {
   /// resident | allocated | auto (the built-against PyTorch's zero_grad
   /// default: resident before 2.0, allocated from 2.0 on).
   std::string gradBuffers = "auto";
+  /// Kernel workspaces: `probe` runs each convolution once with this
+  /// PyTorch on this CPU and uses what it allocated; `model` uses the
+  /// formulas (PyTorch 1.13's oneDNN); `auto`: probe for --device cpu.
+  std::string kernelWorkspaces = "auto";
   std::vector<std::string> checkpoint;
   std::vector<std::string> noCheckpoint;
   std::vector<std::string> assumeBinary;
@@ -77,6 +81,9 @@ struct CompileOptions {
 /// `options.gradBuffers` (valid: validateCompileOptions) with `auto`
 /// resolved for the PyTorch this build targets.
 GradBuffers resolveGradBuffers(const CompileOptions &options);
+
+/// True when `options.kernelWorkspaces` (valid) asks for the kernel probe.
+bool shouldProbeKernels(const CompileOptions &options);
 
 /// Checks everything that needs no model: option values, spec syntax, the
 /// budget, that outputs can be written. Returns the parsed budget (if any)

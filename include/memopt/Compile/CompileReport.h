@@ -122,8 +122,14 @@ struct SignatureReport {
 };
 
 struct CompileTimings {
-  double importSeconds = 0, planSeconds = 0, exportSeconds = 0,
-         totalSeconds = 0;
+  double importSeconds = 0, probeSeconds = 0, planSeconds = 0,
+         exportSeconds = 0, totalSeconds = 0;
+};
+
+/// Where kernel workspaces came from (--kernel-workspaces).
+struct KernelWorkspaceReport {
+  bool probed = false;
+  unsigned measured = 0, cached = 0, reused = 0, skipped = 0;
 };
 
 struct CompileReport {
@@ -133,6 +139,7 @@ struct CompileReport {
   std::string budget, prefer, device, fallback;
   /// "resident" or "allocated" (TrainingMemoryOptions::gradBuffers).
   std::string gradBuffers = "resident";
+  KernelWorkspaceReport kernelWorkspaces;
   /// The PyTorch (LibTorch) the compiler and its tables were built for.
   std::string torchVersion;
   std::vector<std::string> checkpoint, noCheckpoint, assumeBinary;

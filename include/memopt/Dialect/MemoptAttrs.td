@@ -111,6 +111,39 @@ def Memopt_BackwardKernelAttr : Memopt_Attr<"BackwardKernel", "backward"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Measured kernel memory
+//===----------------------------------------------------------------------===//
+
+def Memopt_KernelHighWaterAttr : Memopt_Attr<"KernelHighWater", "high_water"> {
+  let summary = "an op's kernels' high-water marks, measured by running them";
+  let description = [{
+    `high_water = #memopt.high_water<forward = 8192, backward = [-1, 12288, 4096, 16384]>`
+    on a `memopt.op` (set by `memopt-compile`'s kernel probe, which runs the
+    op once at its static shapes under the counting CPU allocator) replaces
+    the training-memory model's workspace formula for that op: `forward` is
+    the forward kernel's high-water mark in bytes above what was live before
+    it, counting its result; `backward[m]` the backward's, counting the
+    gradients it returns, where bit 0 of `m` says the input gets a gradient
+    and bit 1 that the weight (and the bias, when there is one) does. -1: not
+    measured (the model's formula applies).
+  }];
+  let parameters = (ins "int64_t":$forward,
+                        ArrayRefParameter<"int64_t">:$backward);
+  let assemblyFormat = [{
+    `<` `forward` `=` $forward `,` `backward` `=` `[` $backward `]` `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Entries of `backward`: one per gradient mask (input, weight+bias).
+    static constexpr unsigned kNumMasks = 4;
+    /// The backward's high-water mark for these gradients, or -1.
+    int64_t getBackward(bool inputGrad, bool weightGrad) const {
+      return getBackward()[(inputGrad ? 1 : 0) | (weightGrad ? 2 : 0)];
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Dispatch cases
 //===----------------------------------------------------------------------===//
 

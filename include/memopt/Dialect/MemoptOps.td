@@ -58,6 +58,10 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     (`memopt::batch_norm_by_channel`): the kernel's input-sized transient
     buffer shrinks to a chunk. Each channel's gradient is computed from that
     channel alone, so gradients are unchanged, bit for bit.
+
+    `high_water = #memopt.high_water<...>` (set by `memopt-compile`'s kernel
+    probe on convolutions) gives the measured peak memory of the op's forward
+    and backward kernels; it changes only what the memory model predicts.
   }];
   let arguments = (ins
     StrAttr:$name,
@@ -70,7 +74,8 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     UnitAttr:$side_effects,
     OptionalAttr<Memopt_CompressPolicyAttr>:$saved_input,
     OptionalAttr<Memopt_SavedFormAttr>:$saved_form,
-    OptionalAttr<Memopt_BackwardKernelAttr>:$backward);
+    OptionalAttr<Memopt_BackwardKernelAttr>:$backward,
+    OptionalAttr<Memopt_KernelHighWaterAttr>:$high_water);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
     $name `(` $operands `)` $args attr-dict `:` functional-type($operands, $results)
@@ -82,6 +87,11 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     /// True for `aten::batch_norm` with its nine arguments and a constant
     /// `training = true` (what memopt::batch_norm_by_channel replaces).
     bool isTrainingBatchNorm();
+    /// The static tensor type of argument `position` when it is an operand.
+    RankedTensorType getStaticTensorArg(unsigned position);
+    /// The integers of argument `position` when it is a constant int or
+    /// int list.
+    std::optional<SmallVector<int64_t>> getConstantIntsArg(unsigned position);
   }];
 }
 

@@ -2,6 +2,7 @@
 #include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 #include "memopt/Dialect/MemoptDialect.h"
+#include "memopt/Probe/KernelProbe.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -39,6 +40,17 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
                      "signatures (python/memopt/recorder.py); --signature "
                      "options add to it"),
       llvm::cl::value_desc("path"));
+  static llvm::cl::opt<bool> probeKernels(
+      "probe-kernels",
+      llvm::cl::desc("--import-torchscript: run each convolution once with "
+                     "this PyTorch and record its kernels' high-water marks "
+                     "(`high_water`), as memopt-compile does for --device "
+                     "cpu"));
+  static llvm::cl::opt<int> probeThreads(
+      "probe-threads",
+      llvm::cl::desc("--probe-kernels: intra-op threads the kernels run "
+                     "with (as training will)"),
+      llvm::cl::init(1));
   static TranslateToMLIRRegistration registration(
       "import-torchscript", "import a TorchScript .pt into the memopt dialect",
       [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
@@ -79,9 +91,16 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
           options.methods.assign(methods.begin(), methods.end());
         const llvm::MemoryBuffer *buffer =
             sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
-        return importTorchScriptBuffer(buffer->getBuffer(),
-                                       buffer->getBufferIdentifier(), options,
-                                       context);
+        OwningOpRef<ModuleOp> imported = importTorchScriptBuffer(
+            buffer->getBuffer(), buffer->getBufferIdentifier(), options,
+            context);
+        if (imported && probeKernels) {
+          KernelProbeOptions probeOptions;
+          probeOptions.threads = probeThreads;
+          if (failed(probeKernelHighWaters(*imported, probeOptions)))
+            return nullptr;
+        }
+        return OwningOpRef<Operation *>(imported.release());
       },
       [](DialectRegistry &registry) {
         registry.insert<MemoptDialect, func::FuncDialect>();

@@ -220,13 +220,12 @@ void GraphImporter::importOperator(Node *node) {
   SmallVector<Type> resultTypes;
   for (const torch::jit::Value *output : node->outputs())
     resultTypes.push_back(typeOf(output));
-  auto op = builder.create<TorchOp>(locationOf(node, context), resultTypes,
-                                    node->kind().toQualString(), operands,
-                                    builder.getArrayAttr(args), StringAttr(),
-                                    DenseI64ArrayAttr(), DenseI64ArrayAttr(),
-                                    /*nondeterministic=*/false, /*side_effects=*/false,
-                                    CompressPolicyAttr(), SavedFormAttr(),
-                                    BackwardKernelAttr());
+  auto op = builder.create<TorchOp>(
+      locationOf(node, context), resultTypes, node->kind().toQualString(),
+      operands, builder.getArrayAttr(args), StringAttr(), DenseI64ArrayAttr(),
+      DenseI64ArrayAttr(),
+      /*nondeterministic=*/false, /*side_effects=*/false, CompressPolicyAttr(),
+      SavedFormAttr(), BackwardKernelAttr(), KernelHighWaterAttr());
   setFlags(node, operandOfInput, op);
   for (size_t i = 0; i < node->outputs().size(); ++i)
     values[node->output(i)] = op.getResult(i);

@@ -1,0 +1,39 @@
+//===- KernelProbe.h - measure kernels' memory on this machine --*- C++ -*-===//
+//
+// The training-memory model's workspace formulas describe one PyTorch on
+// one CPU. memopt-compile instead runs each convolution of the model once,
+// at its static shapes, with the PyTorch it is built against, and records
+// what the kernels allocated (`high_water` on the op), which the model then
+// uses. MLIR-only header: the LibTorch side stays in lib/Probe.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_PROBE_KERNELPROBE_H
+#define MEMOPT_PROBE_KERNELPROBE_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::memopt {
+
+struct KernelProbeOptions {
+  /// Intra-op threads the kernels run with (as training will).
+  int threads = 1;
+};
+
+struct KernelProbeSummary {
+  unsigned measured = 0; // distinct calls whose kernels ran now
+  unsigned cached = 0;   // distinct calls whose marks the cache file had
+  unsigned reused = 0;   // ops that took an earlier op's marks
+  unsigned skipped = 0;  // ops left to the formulas (shape or args unknown)
+};
+
+/// Measures every convolution in `module` whose shapes and arguments are
+/// static and sets its `high_water`; only the backward gradient mask the
+/// model will ask for is run, and marks kept from earlier compiles on this
+/// machine (lib/Probe/ProbeCache.h) are not measured again. A call PyTorch refuses is reported as
+/// an error at the op (the model would fail the same way in training).
+FailureOr<KernelProbeSummary>
+probeKernelHighWaters(ModuleOp module, const KernelProbeOptions &options);
+
+} // namespace mlir::memopt
+
+#endif // MEMOPT_PROBE_KERNELPROBE_H

@@ -1,0 +1,181 @@
+//===- ConvolutionProbe.cpp - run a convolution, count its memory ---------===//
+//
+// Which kernel a CPU convolution takes, and which buffers that kernel
+// allocates, depends on the PyTorch release, its oneDNN, the instruction
+// set oneDNN picks on this CPU (ONEDNN_MAX_CPU_ISA) and the thread count.
+// Rather than a formula per combination, the probe runs the convolution the
+// way training does (the same ATen entry point forward; autograd for the
+// backward) and reads the counting allocator's high-water mark: the number
+// the tests and benchmarks measure.
+//
+//===----------------------------------------------------------------------===//
+#include "ConvolutionCall.h"
+
+#include "memopt/Runtime/MemoryStats.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <sstream>
+
+using namespace memopt::probe;
+
+std::string ConvolutionCall::key() const {
+  std::ostringstream os;
+  auto list = [&](const std::vector<int64_t> &values) {
+    os << '[';
+    for (int64_t v : values)
+      os << v << ',';
+    os << ']';
+  };
+  os << static_cast<int>(form) << ':' << static_cast<int>(element) << ':';
+  list(input);
+  list(weight);
+  os << bias;
+  list(stride);
+  list(padding);
+  list(dilation);
+  list(outputPadding);
+  os << paddingMode << ':' << transposed << ':' << groups << ':' << threads;
+  return os.str();
+}
+
+static at::ScalarType getScalarType(ElementKind element) {
+  switch (element) {
+  case ElementKind::F32:
+    return at::kFloat;
+  case ElementKind::F64:
+    return at::kDouble;
+  case ElementKind::F16:
+    return at::kHalf;
+  case ElementKind::BF16:
+    return at::kBFloat16;
+  }
+  return at::kFloat;
+}
+
+/// The ATen entry point TorchScript calls for this form.
+static at::Tensor run(const ConvolutionCall &call, const at::Tensor &input,
+                      const at::Tensor &weight,
+                      const c10::optional<at::Tensor> &bias) {
+  size_t spatial = call.weight.size() - 2;
+  switch (call.form) {
+  case ConvolutionForm::Convolution:
+    if (!call.paddingMode.empty()) {
+      if (spatial == 1)
+        return at::conv1d(input, weight, bias, call.stride, call.paddingMode,
+                          call.dilation, call.groups);
+      if (spatial == 2)
+        return at::conv2d(input, weight, bias, call.stride, call.paddingMode,
+                          call.dilation, call.groups);
+      return at::conv3d(input, weight, bias, call.stride, call.paddingMode,
+                        call.dilation, call.groups);
+    }
+    if (spatial == 1)
+      return at::conv1d(input, weight, bias, call.stride, call.padding,
+                        call.dilation, call.groups);
+    if (spatial == 2)
+      return at::conv2d(input, weight, bias, call.stride, call.padding,
+                        call.dilation, call.groups);
+    return at::conv3d(input, weight, bias, call.stride, call.padding,
+                      call.dilation, call.groups);
+  case ConvolutionForm::TransposedConvolution:
+    if (spatial == 1)
+      return at::conv_transpose1d(input, weight, bias, call.stride,
+                                  call.padding, call.outputPadding, call.groups,
+                                  call.dilation);
+    if (spatial == 2)
+      return at::conv_transpose2d(input, weight, bias, call.stride,
+                                  call.padding, call.outputPadding, call.groups,
+                                  call.dilation);
+    return at::conv_transpose3d(input, weight, bias, call.stride, call.padding,
+                                call.outputPadding, call.groups, call.dilation);
+  case ConvolutionForm::General:
+    return at::convolution(input, weight, bias, call.stride, call.padding,
+                           call.dilation, call.transposed, call.outputPadding,
+                           call.groups);
+  }
+  TORCH_CHECK(false, "memopt: unknown convolution form");
+}
+
+namespace {
+/// Restores the intra-op thread count the compiler ran with.
+class ThreadCountScope {
+public:
+  explicit ThreadCountScope(int threads) : saved_(at::get_num_threads()) {
+    if (threads > 0 && threads != saved_)
+      at::set_num_threads(threads);
+  }
+  ~ThreadCountScope() {
+    if (at::get_num_threads() != saved_)
+      at::set_num_threads(saved_);
+  }
+
+private:
+  int saved_;
+};
+} // namespace
+
+/// Peak bytes above the current ones while `body` runs (what it leaves
+/// allocated counts).
+template <typename Body> static int64_t measurePeak(Body &&body) {
+  using namespace memopt::runtime;
+  int64_t before = memoryStats().currentBytes;
+  resetPeakMemoryStats();
+  body();
+  return memoryStats().peakBytes - before;
+}
+
+ConvolutionHighWater
+memopt::probe::measureConvolution(const ConvolutionCall &call, bool forward,
+                                  unsigned masks) {
+  memopt::runtime::enableMemoryStats();
+  ThreadCountScope threads(call.threads);
+  at::TensorOptions options =
+      at::TensorOptions().dtype(getScalarType(call.element));
+  // Values do not choose kernels; ones keep every kernel on its normal path
+  // (no denormals, no zero shortcuts).
+  at::Tensor input = at::ones(call.input, options);
+  at::Tensor weight = at::ones(call.weight, options);
+  c10::optional<at::Tensor> bias;
+  if (call.bias) {
+    bool transposed =
+        call.transposed || call.form == ConvolutionForm::TransposedConvolution;
+    int64_t outChannels =
+        transposed ? call.weight[1] * call.groups : call.weight[0];
+    bias = at::ones({outChannels}, options);
+  }
+
+  ConvolutionHighWater result;
+  if (forward) {
+    c10::AutoGradMode noGrad(false);
+    at::Tensor output;
+    result.forward =
+        measurePeak([&] { output = run(call, input, weight, bias); });
+  }
+  for (unsigned mask = 1; mask < result.backward.size(); ++mask) {
+    if (!(masks & (1u << mask)))
+      continue;
+    bool inputGrad = mask & 1, weightGrad = mask & 2;
+    input.requires_grad_(inputGrad);
+    weight.requires_grad_(weightGrad);
+    if (bias)
+      bias->requires_grad_(weightGrad);
+    std::vector<at::Tensor> wrt;
+    if (inputGrad)
+      wrt.push_back(input);
+    if (weightGrad) {
+      wrt.push_back(weight);
+      if (bias)
+        wrt.push_back(*bias);
+    }
+    at::Tensor output = run(call, input, weight, bias);
+    at::Tensor outputGrad = at::ones_like(output);
+    std::vector<at::Tensor> grads;
+    result.backward[mask] = measurePeak(
+        [&] { grads = torch::autograd::grad({output}, wrt, {outputGrad}); });
+  }
+  return result;
+}

@@ -1,0 +1,216 @@
+//===- ProbeKernelHighWaters.cpp - convolutions of the IR to the probe ----===//
+//
+// Reads each convolution's static shapes and constant arguments off its
+// `memopt.op`, has ConvolutionProbe.cpp run it (once per distinct call),
+// and records the result as the op's `high_water`.
+//
+//===----------------------------------------------------------------------===//
+#include "ConvolutionCall.h"
+#include "ProbeCache.h"
+
+#include "memopt/Dialect/MemoptAttrs.h"
+#include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Probe/KernelProbe.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <c10/util/Exception.h>
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::memopt;
+using ::memopt::probe::ConvolutionCall;
+using ::memopt::probe::ConvolutionForm;
+using ::memopt::probe::ConvolutionHighWater;
+using ::memopt::probe::ElementKind;
+
+static std::optional<ConvolutionForm> getForm(StringRef name) {
+  return llvm::StringSwitch<std::optional<ConvolutionForm>>(name)
+      .Cases("aten::conv1d", "aten::conv2d", "aten::conv3d",
+             ConvolutionForm::Convolution)
+      .Cases("aten::conv_transpose1d", "aten::conv_transpose2d",
+             "aten::conv_transpose3d", ConvolutionForm::TransposedConvolution)
+      .Cases("aten::convolution", "aten::_convolution",
+             ConvolutionForm::General)
+      .Default(std::nullopt);
+}
+
+static std::optional<ElementKind> getElementKind(Type type) {
+  if (type.isF32())
+    return ElementKind::F32;
+  if (type.isF64())
+    return ElementKind::F64;
+  if (type.isF16())
+    return ElementKind::F16;
+  if (type.isBF16())
+    return ElementKind::BF16;
+  return std::nullopt;
+}
+
+static bool readInts(TorchOp op, unsigned position,
+                     std::vector<int64_t> &values) {
+  std::optional<SmallVector<int64_t>> ints = op.getConstantIntsArg(position);
+  if (!ints)
+    return false;
+  values.assign(ints->begin(), ints->end());
+  return true;
+}
+
+/// The call `op` makes, when every shape and argument is known.
+static std::optional<ConvolutionCall> getCall(TorchOp op, int threads) {
+  std::optional<ConvolutionForm> form = getForm(op.getName());
+  if (!form || op->getNumResults() != 1)
+    return std::nullopt;
+  ArrayAttr args = op.getArgs();
+  RankedTensorType input = op.getStaticTensorArg(0),
+                   weight = op.getStaticTensorArg(1);
+  if (!input || !weight || args.size() < 7 ||
+      input.getElementType() != weight.getElementType())
+    return std::nullopt;
+  std::optional<ElementKind> element = getElementKind(input.getElementType());
+  if (!element)
+    return std::nullopt;
+
+  ConvolutionCall call;
+  call.form = *form;
+  call.element = *element;
+  call.threads = threads;
+  call.input.assign(input.getShape().begin(), input.getShape().end());
+  call.weight.assign(weight.getShape().begin(), weight.getShape().end());
+  // A bias is a tensor operand; `None`, or an optional module attribute
+  // holding None (`!memopt.script<"Tensor?">`, as the memory model reads
+  // it), is none.
+  if (auto ref = dyn_cast<OperandRefAttr>(args[2])) {
+    Type type = op->getOperand(ref.getIndex()).getType();
+    if (isa<TensorType>(type)) {
+      RankedTensorType bias = op.getStaticTensorArg(2);
+      if (!bias || bias.getElementType() != input.getElementType())
+        return std::nullopt;
+      call.bias = true;
+    }
+  } else if (!isa<NoneAttr>(args[2])) {
+    return std::nullopt;
+  }
+
+  // Argument positions after (input, weight, bias) by form.
+  std::optional<SmallVector<int64_t>> groups;
+  bool known = readInts(op, 3, call.stride);
+  switch (call.form) {
+  case ConvolutionForm::Convolution:
+    if (auto mode = dyn_cast<StringAttr>(args[4]))
+      call.paddingMode = mode.getValue().str();
+    else
+      known &= readInts(op, 4, call.padding);
+    known &= readInts(op, 5, call.dilation);
+    groups = op.getConstantIntsArg(6);
+    break;
+  case ConvolutionForm::TransposedConvolution:
+    known &= readInts(op, 4, call.padding) &&
+             readInts(op, 5, call.outputPadding) && args.size() >= 8 &&
+             readInts(op, 7, call.dilation);
+    groups = op.getConstantIntsArg(6);
+    break;
+  case ConvolutionForm::General: {
+    auto transposed = args.size() >= 9 ? dyn_cast<BoolAttr>(args[6]) : nullptr;
+    known &= transposed && readInts(op, 4, call.padding) &&
+             readInts(op, 5, call.dilation) &&
+             readInts(op, 7, call.outputPadding);
+    call.transposed = transposed && transposed.getValue();
+    groups = op.getConstantIntsArg(8);
+    break;
+  }
+  }
+  if (!known || !groups || groups->size() != 1 || (*groups)[0] < 1)
+    return std::nullopt;
+  call.groups = (*groups)[0];
+  return call;
+}
+
+/// Values that will require grad in training: trainable parameters and
+/// what is computed from them (an over-approximation: a comparison of such
+/// a value counts too). Model inputs, buffers and attributes do not.
+static DenseSet<Value> getGradValues(ModuleOp module) {
+  DenseSet<Value> grads;
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      if (!param.getFrozen())
+        grads.insert(param.getResult());
+      return;
+    }
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return grads.contains(v); }))
+      grads.insert(op->result_begin(), op->result_end());
+  });
+  return grads;
+}
+
+/// The gradient mask the model will ask this convolution's backward for
+/// (bit 0: input, bit 1: weight and bias); 0 when none or when the bias's
+/// differs from the weight's (the probe measures them together).
+static unsigned getGradientMask(TorchOp op, const DenseSet<Value> &grads) {
+  auto operandAt = [&](unsigned position) -> Value {
+    auto ref = position < op.getArgs().size()
+                   ? dyn_cast<OperandRefAttr>(op.getArgs()[position])
+                   : OperandRefAttr();
+    return ref ? op->getOperand(ref.getIndex()) : Value();
+  };
+  Value input = operandAt(0), weight = operandAt(1), bias = operandAt(2);
+  bool weightGrad = weight && grads.contains(weight);
+  if (bias && isa<TensorType>(bias.getType()) &&
+      grads.contains(bias) != weightGrad)
+    return 0;
+  return (input && grads.contains(input) ? 1u : 0u) | (weightGrad ? 2u : 0u);
+}
+
+FailureOr<KernelProbeSummary>
+mlir::memopt::probeKernelHighWaters(ModuleOp module,
+                                    const KernelProbeOptions &options) {
+  KernelProbeSummary summary;
+  DenseSet<Value> grads = getGradValues(module);
+  ::memopt::probe::ProbeCache cache;
+  llvm::StringMap<ConvolutionHighWater> measured;
+  WalkResult walk = module.walk([&](TorchOp op) {
+    if (!getForm(op.getName()))
+      return WalkResult::advance();
+    std::optional<ConvolutionCall> call = getCall(op, options.threads);
+    if (!call) {
+      ++summary.skipped;
+      return WalkResult::advance();
+    }
+    unsigned mask = getGradientMask(op, grads);
+    std::string key = call->key();
+    auto [it, fresh] = measured.try_emplace(key, cache.lookup(key));
+    ConvolutionHighWater &marks = it->second;
+    bool forward = marks.forward < 0;
+    unsigned masks = mask && marks.backward[mask] < 0 ? 1u << mask : 0u;
+    if (fresh)
+      ++(forward || masks ? summary.measured : summary.cached);
+    else
+      ++summary.reused;
+    if (forward || masks) {
+      try {
+        ConvolutionHighWater more =
+            ::memopt::probe::measureConvolution(*call, forward, masks);
+        if (forward)
+          marks.forward = more.forward;
+        if (masks)
+          marks.backward[mask] = more.backward[mask];
+        cache.store(key, marks);
+      } catch (const c10::Error &error) {
+        op.emitError() << "PyTorch refuses this convolution at its shapes: "
+                       << error.what_without_backtrace();
+        return WalkResult::interrupt();
+      }
+    }
+    op.setHighWaterAttr(KernelHighWaterAttr::get(op.getContext(), marks.forward,
+                                                 marks.backward));
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return summary;
+}
