@@ -62,25 +62,22 @@ static at::Tensor run(const ConvolutionCall &call, const at::Tensor &input,
                       const c10::optional<at::Tensor> &bias) {
   size_t spatial = call.weight.size() - 2;
   switch (call.form) {
-  case ConvolutionForm::Convolution:
-    if (!call.paddingMode.empty()) {
+  case ConvolutionForm::Convolution: {
+    // conv*d take `padding` as integers or as "same" / "valid".
+    auto convolve = [&](auto padding) {
       if (spatial == 1)
-        return at::conv1d(input, weight, bias, call.stride, call.paddingMode,
+        return at::conv1d(input, weight, bias, call.stride, padding,
                           call.dilation, call.groups);
       if (spatial == 2)
-        return at::conv2d(input, weight, bias, call.stride, call.paddingMode,
+        return at::conv2d(input, weight, bias, call.stride, padding,
                           call.dilation, call.groups);
-      return at::conv3d(input, weight, bias, call.stride, call.paddingMode,
+      return at::conv3d(input, weight, bias, call.stride, padding,
                         call.dilation, call.groups);
-    }
-    if (spatial == 1)
-      return at::conv1d(input, weight, bias, call.stride, call.padding,
-                        call.dilation, call.groups);
-    if (spatial == 2)
-      return at::conv2d(input, weight, bias, call.stride, call.padding,
-                        call.dilation, call.groups);
-    return at::conv3d(input, weight, bias, call.stride, call.padding,
-                      call.dilation, call.groups);
+    };
+    if (call.paddingMode.empty())
+      return convolve(at::IntArrayRef(call.padding));
+    return convolve(c10::string_view(call.paddingMode));
+  }
   case ConvolutionForm::TransposedConvolution:
     if (spatial == 1)
       return at::conv_transpose1d(input, weight, bias, call.stride,

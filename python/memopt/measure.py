@@ -460,10 +460,11 @@ def compile_model(pt_path, out_path, input_shapes: InputShapes,
 
 def build_zoo_model(name: str, kwargs: Optional[dict] = None,
                     seed: int = 0) -> Tuple[nn.Module, list]:
-    """`memopt.zoo.ZOO[name](**kwargs)` after `torch.manual_seed(seed)`."""
+    """`memopt.zoo.entry(name)(**kwargs)` after `torch.manual_seed(seed)`
+    (`torchvision.<model>` names any torchvision classifier)."""
     from memopt import zoo
     torch.manual_seed(seed)
-    model, inputs = zoo.ZOO[name](**(kwargs or {}))
+    model, inputs = zoo.entry(name)(**(kwargs or {}))
     return model.train(), inputs
 
 

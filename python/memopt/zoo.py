@@ -217,6 +217,17 @@ SIZES: Dict[str, Dict[str, dict]] = {
 }
 
 
+TORCHVISION_PREFIX = "torchvision."
+
+
+def entry(name: str) -> Callable[..., Tuple[nn.Module, Inputs]]:
+    """The zoo entry `name`, or, for `torchvision.<model>`, that torchvision
+    classifier (10 classes, `batch` images of `image` pixels)."""
+    if name.startswith(TORCHVISION_PREFIX):
+        return _tv(name[len(TORCHVISION_PREFIX):])
+    return ZOO[name]
+
+
 def build(name: str, size: str = "small",
           seed: int = 0) -> Tuple[nn.Module, Inputs]:
     """The zoo entry `name` at size "small" or "large", seeded."""

@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""Coverage: models no one here wrote, through memopt-compile and training.
+
+For every classification model of the installed torchvision (10 classes,
+`--batch` images of `--image` pixels; the 224-pixel ViTs are left out) this
+  * scripts it (a model TorchScript cannot script is a row saying so);
+  * compiles it with `--prefer memory` and `--prefer balanced` (wall time
+    from outside the process, and the report's predictions), or records
+    memopt-compile's one-line error;
+  * in a fresh process (measure.run_worker, one intra-op thread): measures
+    eager's training step and each compiled module's (peak above the bytes
+    live before the step, fastest step time) and compares two SGD training
+    steps (momentum 0.9) of each compiled module with eager's bit for bit
+    (outputs, parameter gradients, buffers);
+and prints a markdown table and a summary against issue 20's targets:
+share that compiles, no `--prefer memory` peak above eager's, median
+reduction, predictions within 10 %, compile time.
+
+    /usr/bin/python3 bench/coverage.py [--models resnet18,alexnet]
+        [--batch 2] [--image 64] [--json rows.json]
+
+MEMOPT_BUILD_DIR selects the build (default build/).
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+import torch  # noqa: E402
+import torchvision  # noqa: E402
+
+from memopt import measure, zoo  # noqa: E402
+
+PREFERENCES = ("memory", "balanced")
+PREDICTION_TOLERANCE = 0.10
+
+
+def classifiers():
+    """Every torchvision classification model but the 224-pixel ViTs."""
+    names = torchvision.models.list_models(module=torchvision.models)
+    return sorted(n for n in names if not n.startswith("vit_"))
+
+
+def first_line(text: str) -> str:
+    lines = [l for l in (text or "").strip().splitlines() if l.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def run_model(name: str, batch: int, image: int, workdir: pathlib.Path):
+    row = {"model": name}
+    entry = zoo.TORCHVISION_PREFIX + name
+    kwargs = {"batch": batch, "image": image}
+    pt = workdir / f"{name}.pt"
+    try:
+        shapes = measure.save_zoo_model(entry, kwargs, pt)
+    except Exception as e:  # TorchScript's refusal, not memopt's
+        row["script_error"] = first_line(str(e))
+        return row
+    compiled = {}
+    for prefer in PREFERENCES:
+        out = workdir / f"{name}.{prefer}.pt"
+        try:
+            report = measure.compile_model(pt, out, shapes,
+                                           ["--prefer", prefer])
+        except measure.CompileError as e:
+            row["compile_error"] = first_line(e.stderr)
+            return row
+        sig = report["signatures"][0]
+        row[prefer] = {
+            "compile_s": report["_compile"]["wall_s"],
+            "timings": report["timings"],
+            "predicted_baseline": sig["baseline"]["predicted_peak_bytes"],
+            "predicted": (sig["planned"] or sig["baseline"])[
+                "predicted_peak_bytes"],
+            "regions": len(sig["regions"]),
+            "unknown_ops": sig["unknown_ops"],
+        }
+        compiled[prefer] = str(out)
+    spec = {"zoo": entry, "kwargs": kwargs, "threads": 1, "steps": 2,
+            "warmup": 1, "eager": True, "compiled": compiled,
+            "compare": True, "compare_steps": 2}
+    try:
+        result = measure.run_worker(spec, timeout=1800)
+    except Exception as e:
+        row["run_error"] = first_line(str(e))
+        return row
+    row["eager"] = {"peak": result["eager"]["peak_bytes"],
+                    "step_s": result["eager"]["step_time_min_s"]}
+    for prefer in PREFERENCES:
+        got = result["compiled"].get(prefer, {})
+        if "error" in got:
+            row[prefer]["run_error"] = first_line(got["error"])
+            continue
+        row[prefer]["peak"] = got["measure"]["peak_bytes"]
+        row[prefer]["step_s"] = got["measure"]["step_time_min_s"]
+        row[prefer]["bitwise"] = got["compare"]["bitwise"]
+        row[prefer]["mismatches"] = got["compare"]["first_mismatches"][:3]
+    return row
+
+
+def error(predicted, measured):
+    return (predicted - measured) / measured if measured else float("inf")
+
+
+def mib(n):
+    return f"{n / 2**20:.2f}"
+
+
+def markdown(rows) -> str:
+    head = ("| model | eager peak (MiB) | predicted | memory peak (MiB) | "
+            "predicted | reduction | step vs eager | bitwise | balanced "
+            "peak (MiB) | reduction | step vs eager | bitwise | compile (s) |")
+    lines = [head, "|---|" + "---:|" * 11 + "---:|"]
+    for r in rows:
+        if "script_error" in r or "compile_error" in r or "run_error" in r:
+            why = (r.get("script_error") and "TorchScript: " +
+                   r["script_error"]) or r.get("compile_error") or r.get(
+                       "run_error")
+            lines.append(f"| {r['model']} | {why.replace('|', '/')} |" +
+                         " |" * 11)
+            continue
+        e, m, b = r["eager"], r["memory"], r["balanced"]
+        cells = [r["model"], mib(e["peak"]),
+                 f"{100 * error(m['predicted_baseline'], e['peak']):+.1f} %"]
+        for p in (m, b):
+            if "run_error" in p:
+                cells += [p["run_error"].replace("|", "/"), "", "", ""] + (
+                    [""] if p is m else [])
+                continue
+            cells.append(mib(p["peak"]))
+            if p is m:
+                cells.append(f"{100 * error(p['predicted'], p['peak']):+.1f} %")
+            cells += [f"{e['peak'] / p['peak']:.2f}x",
+                      f"{p['step_s'] / e['step_s']:.2f}x",
+                      "yes" if p["bitwise"] else "**no**"]
+        cells.append(f"{m['compile_s']:.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def summary(rows) -> str:
+    total = len(rows)
+    scripted = [r for r in rows if "script_error" not in r]
+    compiled = [r for r in scripted if "compile_error" not in r]
+    ran = [r for r in compiled if "run_error" not in r
+           and "peak" in r["memory"] and "peak" in r["balanced"]]
+    out = [f"- {total} models; {len(scripted)} script; {len(compiled)} "
+           f"compile ({100 * len(compiled) / max(len(scripted), 1):.0f} % "
+           f"of those that script); {len(ran)} trained both plans"]
+    if ran:
+        ratios = [r["eager"]["peak"] / r["memory"]["peak"] for r in ran]
+        worse = [r["model"] for r in ran
+                 if r["memory"]["peak"] > r["eager"]["peak"]]
+        not_bitwise = [f"{r['model']} ({p})" for r in ran for p in PREFERENCES
+                       if not r[p]["bitwise"]]
+        off = [r["model"] for r in ran
+               if abs(error(r["memory"]["predicted_baseline"],
+                            r["eager"]["peak"])) > PREDICTION_TOLERANCE
+               or abs(error(r["memory"]["predicted"], r["memory"]["peak"]))
+               > PREDICTION_TOLERANCE]
+        slow = [f"{r['model']} ({r['memory']['compile_s']:.1f} s)"
+                for r in ran if r["memory"]["compile_s"] > 1.0]
+        out += [
+            f"- `--prefer memory`: median reduction {statistics.median(ratios):.2f}x "
+            f"(min {min(ratios):.2f}x, max {max(ratios):.2f}x); peak above "
+            f"eager's: {', '.join(worse) or 'none'}",
+            f"- not bitwise: {', '.join(not_bitwise) or 'none'}",
+            f"- a prediction (baseline or memory plan) off by more than 10 %: "
+            f"{', '.join(off) or 'none'}",
+            f"- memopt-compile over 1 s (wall, from outside): "
+            f"{', '.join(slow) or 'none'}"]
+    failed = [f"{r['model']}: {r.get('compile_error') or r.get('run_error')}"
+              for r in scripted if "compile_error" in r or "run_error" in r]
+    if failed:
+        out.append("- failures:")
+        out += [f"  - {f}" for f in failed]
+    return "\n".join(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", help="comma-separated torchvision names "
+                        "(default: every classifier)")
+    parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--image", type=int, default=64)
+    parser.add_argument("--json", help="also write the rows here")
+    args = parser.parse_args()
+    names = args.models.split(",") if args.models else classifiers()
+    rows = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            t0 = time.perf_counter()
+            rows.append(run_model(name, args.batch, args.image,
+                                  pathlib.Path(tmp)))
+            print(f"{name}: {time.perf_counter() - t0:.0f} s",
+                  file=sys.stderr, flush=True)
+            if args.json:
+                pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+    print(f"torchvision {torchvision.__version__}, PyTorch {torch.__version__}, "
+          f"x:{args.batch}x3x{args.image}x{args.image}, "
+          f"{time.perf_counter() - started:.0f} s\n")
+    print(markdown(rows))
+    print()
+    print(summary(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
