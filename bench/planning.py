@@ -16,7 +16,7 @@ steady-state forward+backward, see python/memopt/measure.py):
   c  --budget 40% / 60% / 80%: measured peak vs the budget.
   d  predicted (report planned.predicted_peak_bytes) vs measured peak of
      every compiled model.
-  e  memopt-compile time: import + plan + export (the report's timings,
+  e  memopt-compile time: import + kernel probe + plan + export (the report's timings,
      judged against 1 s) and the wall time from outside, process start-up
      included; alone (--sections e) it compiles each model --prefer memory.
 
@@ -157,6 +157,9 @@ class Bench:
 
     def checkpoint(self, name, kwargs):
         r = self.run(name, kwargs, checkpoint=True)
+        if "error" in r["checkpoint"]:
+            log(f"  torch.utils.checkpoint {name}: {r['checkpoint']['error']}")
+            return r["checkpoint"]
         _remember(self.best, ("checkpoint", name), r["checkpoint"])
         r["checkpoint"]["step_time_min_s"] = \
             self.best[("checkpoint", name)]["step_time_min_s"]
@@ -226,6 +229,9 @@ class Bench:
                  "| configuration | peak (MiB) | vs eager | step (s) | time vs eager | = eager (2 SGD steps) | target | met |",
                  "|---|---:|---:|---:|---:|---|---|---|"]
         for what, m, entry, label in rows:
+            if m is not None and "error" in m:
+                lines.append(f"| {what} | failed: {m['error'][:120]} | | | | | | |")
+                continue
             if m is None:
                 err = (entry or {}).get("error") or (entry or {}).get("run_error", "")
                 lines.append(f"| {what} | failed: {err[:120]} | | | | | "
@@ -276,10 +282,14 @@ class Bench:
                           f"{m['step_time_min_s']:.2f}",
                           f"{m['step_time_min_s'] / e['step_time_min_s']:.2f}x"]
                 met = "yes" if red >= ZOO_TARGET else f"MISSED ({red:.2f}x)"
-            cells += [mib(ck["peak_bytes"]),
-                      f"{e['peak_bytes'] / ck['peak_bytes']:.2f}x",
-                      f"{ck['step_time_min_s']:.2f}",
-                      f"{ck['step_time_min_s'] / e['step_time_min_s']:.2f}x", met]
+            if "error" in ck:
+                cells += [f"failed: {ck['error'][:120]}", "", "", "", met]
+            else:
+                cells += [mib(ck["peak_bytes"]),
+                          f"{e['peak_bytes'] / ck['peak_bytes']:.2f}x",
+                          f"{ck['step_time_min_s']:.2f}",
+                          f"{ck['step_time_min_s'] / e['step_time_min_s']:.2f}x",
+                          met]
             lines.append("| " + " | ".join(cells) + " |")
         self.tables["b"] = lines
 
@@ -334,7 +344,7 @@ class Bench:
 
     def section_e(self):
         """Compile times of every compile so far; alone, compiles each model
-        with --prefer memory. "< 1 s" judges import + plan + export (the
+        with --prefer memory. "< 1 s" judges import + probe + plan + export (the
         report's total); the wall time seen from outside adds the process
         start-up, whose floor is LibTorch's (memopt-compile --help)."""
         if not self.compiles:
@@ -344,8 +354,8 @@ class Bench:
             for name in self.zoo_models:
                 self.compile(name, self.sizes[name], "prefer memory",
                              ["--prefer", "memory"])
-        lines = ["| model | configuration | import (s) | plan (s) | export (s) | import + plan + export (s) | < 1 s | wall, outside (s) |",
-                 "|---|---|---:|---:|---:|---:|---|---:|"]
+        lines = ["| model | configuration | import (s) | kernel probe (s) | plan (s) | export (s) | total (s) | < 1 s | wall, outside (s) |",
+                 "|---|---|---:|---:|---:|---:|---:|---|---:|"]
         for e in self.compiles:
             t = (e.get("report") or {}).get("timings") or {}
             f = lambda k: f"{t[k]:.3f}" if isinstance(t.get(k), (int, float)) else "-"
@@ -358,7 +368,8 @@ class Bench:
                 "yes" if isinstance(total, (int, float)) and \
                 total < COMPILE_SECONDS else "MISSED"
             lines.append(f"| {e['model']} | {e['label']}{status} | {f('import_s')} | "
-                         f"{f('plan_s')} | {f('export_s')} | {f('total_s')} | {ok} | "
+                         f"{f('probe_s')} | {f('plan_s')} | {f('export_s')} | "
+                         f"{f('total_s')} | {ok} | "
                          f"{'-' if wall is None else f'{wall:.3f}'} |")
         start = min(_wall([str(measure.tool_path("memopt-compile")), "--help"])
                     for _ in range(max(3, self.args.compile_repeats)))

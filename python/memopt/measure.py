@@ -498,6 +498,14 @@ class _Checkpointed(nn.Module):
         from torch.utils.checkpoint import checkpoint
         return checkpoint(self.inner, *args, use_reentrant=False, **kwargs)
 
+    def __getattr__(self, name):
+        # The container may read the wrapped layer's attributes
+        # (nn.TransformerEncoder on 2.x checks `layers[0].self_attn`).
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(super().__getattr__("inner"), name)
+
 
 class _CheckpointedSpikingVGG(nn.Module):
     """zoo.SpikingVGG with each conv-BN-(pool)-LIF block checkpointed."""
@@ -611,8 +619,12 @@ def worker(spec: dict) -> dict:
     if spec.get("checkpoint"):
         model, _ = build_zoo_model(name, kwargs, seed)
         model, what = checkpoint_blocks(model, name)
-        result["checkpoint"] = measure(model)
-        result["checkpoint"]["wrapped"] = what
+        try:
+            result["checkpoint"] = measure(model)
+            result["checkpoint"]["wrapped"] = what
+        except Exception as e:  # the baseline's own failure, reported
+            result["checkpoint"] = {"wrapped": what,
+                                    "error": str(e).splitlines()[0][:300]}
         del model
     reference_records = None
     for label, path in spec.get("compiled", {}).items():
