@@ -19,6 +19,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <exception>
 #include <optional>
 
 using namespace mlir;
@@ -203,6 +204,11 @@ mlir::memopt::probeKernelHighWaters(ModuleOp module,
       } catch (const c10::Error &error) {
         op.emitError() << "PyTorch refuses this convolution at its shapes: "
                        << error.what_without_backtrace();
+        return WalkResult::interrupt();
+      } catch (const std::exception &error) { // e.g. std::bad_alloc
+        op.emitError() << "cannot run this convolution to measure its "
+                          "kernels' memory: "
+                       << error.what();
         return WalkResult::interrupt();
       }
     }
