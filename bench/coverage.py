@@ -18,6 +18,7 @@ reduction, predictions within 10 %, compile time.
 
     /usr/bin/python3 bench/coverage.py [--models resnet18,alexnet]
         [--batch 2] [--image 64] [--json rows.json]
+    /usr/bin/python3 bench/coverage.py --from-json rows.json
 
 MEMOPT_BUILD_DIR selects the build (default build/).
 """
@@ -101,6 +102,7 @@ def run_model(name: str, batch: int, image: int, workdir: pathlib.Path):
         row[prefer]["step_s"] = got["measure"]["step_time_min_s"]
         row[prefer]["bitwise"] = got["compare"]["bitwise"]
         row[prefer]["mismatches"] = got["compare"]["first_mismatches"][:3]
+        row[prefer]["problems"] = got["compare"]["problems"][:3]
     return row
 
 
@@ -189,8 +191,17 @@ def main() -> int:
                         "(default: every classifier)")
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--image", type=int, default=64)
-    parser.add_argument("--json", help="also write the rows here")
+    parser.add_argument("--json", help="also write the rows here (after "
+                        "each model, so an interrupted run keeps them)")
+    parser.add_argument("--from-json", help="only print the table and "
+                        "summary of rows an earlier run wrote")
     args = parser.parse_args()
+    if args.from_json:
+        rows = json.loads(pathlib.Path(args.from_json).read_text())
+        print(markdown(rows))
+        print()
+        print(summary(rows))
+        return 0
     names = args.models.split(",") if args.models else classifiers()
     rows = []
     started = time.perf_counter()

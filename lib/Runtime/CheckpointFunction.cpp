@@ -53,6 +53,11 @@ struct CheckpointFunction
     : public torch::autograd::Function<CheckpointFunction> {
   static variable_list forward(AutogradContext *ctx, at::TensorList inputs,
                                const CheckpointCall &call) {
+    // An output the loss does not reach gets no gradient (undefined, not
+    // zeros), so the parameters only it depends on keep `.grad` None, as
+    // in eager (an optimizer skips those; zeros would move momentum and
+    // weight decay).
+    ctx->set_materialize_grads(false);
     auto state = c10::make_intrusive<CheckpointState>();
     state->region = call.region;
     state->name = *call.name;
