@@ -245,11 +245,8 @@ static int64_t getMeasuredBackward(TorchOp op, bool inputGrad, bool weightGrad,
     return -1;
   // An optional attribute holding None (`Tensor?`) is no bias, as for the
   // probe.
-  auto biasRef = op.getArgs().size() > 2
-                     ? dyn_cast<OperandRefAttr>(op.getArgs()[2])
-                     : OperandRefAttr();
-  bool hasBias =
-      biasRef && isa<TensorType>(op->getOperand(biasRef.getIndex()).getType());
+  Value bias = op.getOperandArg(2);
+  bool hasBias = bias && isa<TensorType>(bias.getType());
   if (hasBias && biasGrad != weightGrad)
     return -1;
   if (!hasBias && biasGrad)

@@ -489,14 +489,10 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
     int64_t high = -1;
     if (auto torchOp = dyn_cast<TorchOp>(node.op); torchOp && incoming) {
       auto gets = [&](unsigned pos) {
-        if (pos >= torchOp.getArgs().size())
-          return false;
-        auto ref = dyn_cast<OperandRefAttr>(torchOp.getArgs()[pos]);
-        if (!ref)
-          return false;
-        Value arg = torchOp->getOperand(ref.getIndex());
-        return llvm::any_of(node.grads,
-                            [&](auto &grad) { return grad.first == arg; });
+        Value arg = torchOp.getOperandArg(pos);
+        return arg && llvm::any_of(node.grads, [&](auto &grad) {
+                 return grad.first == arg;
+               });
       };
       high = getBackwardHighWater(torchOp, gets(0), gets(1), gets(2), options);
       high = std::max(high < 0 ? 0 : before + high - live,

@@ -167,13 +167,16 @@ bool TorchOp::isTrainingBatchNorm() {
          getOverload().value_or("").empty() && training && training.getValue();
 }
 
+Value TorchOp::getOperandArg(unsigned position) {
+  auto ref = position < getArgs().size()
+                 ? dyn_cast<OperandRefAttr>(getArgs()[position])
+                 : OperandRefAttr();
+  return ref ? getOperand(ref.getIndex()) : Value();
+}
+
 RankedTensorType TorchOp::getStaticTensorArg(unsigned position) {
-  if (position >= getArgs().size())
-    return {};
-  auto ref = dyn_cast<OperandRefAttr>(getArgs()[position]);
-  if (!ref)
-    return {};
-  auto type = dyn_cast<RankedTensorType>(getOperand(ref.getIndex()).getType());
+  Value operand = getOperandArg(position);
+  auto type = operand ? dyn_cast<RankedTensorType>(operand.getType()) : nullptr;
   return type && type.hasStaticShape() ? type : RankedTensorType();
 }
 

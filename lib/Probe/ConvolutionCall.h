@@ -43,6 +43,15 @@ struct ConvolutionCall {
 struct ConvolutionHighWater {
   int64_t forward = -1;
   std::array<int64_t, 4> backward{-1, -1, -1, -1}; // by gradient mask
+
+  /// Takes every mark `other` measured (>= 0), keeps the others.
+  void fillFrom(const ConvolutionHighWater &other) {
+    if (other.forward >= 0)
+      forward = other.forward;
+    for (size_t m = 0; m < backward.size(); ++m)
+      if (other.backward[m] >= 0)
+        backward[m] = other.backward[m];
+  }
 };
 
 /// Runs the call's forward once (unless `forward` is false), and its

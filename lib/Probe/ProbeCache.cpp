@@ -60,22 +60,14 @@ static std::string getContext() {
   return context;
 }
 
-static void merge(ConvolutionHighWater &into,
-                  const ConvolutionHighWater &from) {
-  if (from.forward >= 0)
-    into.forward = from.forward;
-  for (size_t m = 0; m < into.backward.size(); ++m)
-    if (from.backward[m] >= 0)
-      into.backward[m] = from.backward[m];
-}
-
-ProbeCache::ProbeCache() : context_(getContext()) {
+ProbeCache::ProbeCache() {
   const char *configured = std::getenv("MEMOPT_KERNEL_PROBE_CACHE");
   path_ = configured ? configured : getDefaultPath();
   if (path_ == "off")
     path_.clear();
   if (path_.empty())
-    return;
+    return; // no file: no context to read /proc/cpuinfo for
+  context_ = getContext();
   std::ifstream file(path_);
   std::string line;
   while (std::getline(file, line)) {
@@ -90,7 +82,7 @@ ProbeCache::ProbeCache() : context_(getContext()) {
       numbers >> bytes;
     if (numbers.fail())
       continue;
-    merge(marks_[line.substr(first + 1, second - first - 1)], marks);
+    marks_[line.substr(first + 1, second - first - 1)].fillFrom(marks);
   }
 }
 
@@ -101,15 +93,16 @@ ConvolutionHighWater ProbeCache::lookup(const std::string &key) const {
 
 void ProbeCache::store(const std::string &key,
                        const ConvolutionHighWater &marks) {
-  merge(marks_[key], marks);
+  marks_[key].fillFrom(marks);
   if (path_.empty())
     return;
   size_t slash = path_.rfind('/');
-  if (slash != std::string::npos && slash > 0) {
-    // mkdir -p of the folder; failures show up as the open failing.
+  if (!madeFolder_ && slash != std::string::npos && slash > 0) {
+    // mkdir -p of the folder, once; failures show up as the open failing.
     for (size_t at = path_.find('/', 1); at != std::string::npos && at <= slash;
          at = path_.find('/', at + 1))
       ::mkdir(path_.substr(0, at).c_str(), 0755);
+    madeFolder_ = true;
   }
   std::ostringstream line;
   line << context_ << '\t' << key << '\t' << marks.forward;

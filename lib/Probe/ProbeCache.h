@@ -34,7 +34,8 @@ public:
 
 private:
   std::string path_;    // empty: no file
-  std::string context_; // what picks kernels on this machine
+  std::string context_; // what picks kernels on this machine (with a file)
+  bool madeFolder_ = false;
   std::unordered_map<std::string, ConvolutionHighWater> marks_;
 };
 

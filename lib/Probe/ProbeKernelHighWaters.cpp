@@ -85,9 +85,8 @@ static std::optional<ConvolutionCall> getCall(TorchOp op, int threads) {
   // A bias is a tensor operand; `None`, or an optional module attribute
   // holding None (`!memopt.script<"Tensor?">`, as the memory model reads
   // it), is none.
-  if (auto ref = dyn_cast<OperandRefAttr>(args[2])) {
-    Type type = op->getOperand(ref.getIndex()).getType();
-    if (isa<TensorType>(type)) {
+  if (Value bias = op.getOperandArg(2)) {
+    if (isa<TensorType>(bias.getType())) {
       RankedTensorType bias = op.getStaticTensorArg(2);
       if (!bias || bias.getElementType() != input.getElementType())
         return std::nullopt;
@@ -153,13 +152,8 @@ static DenseSet<Value> getGradValues(ModuleOp module) {
 /// (bit 0: input, bit 1: weight and bias); 0 when none or when the bias's
 /// differs from the weight's (the probe measures them together).
 static unsigned getGradientMask(TorchOp op, const DenseSet<Value> &grads) {
-  auto operandAt = [&](unsigned position) -> Value {
-    auto ref = position < op.getArgs().size()
-                   ? dyn_cast<OperandRefAttr>(op.getArgs()[position])
-                   : OperandRefAttr();
-    return ref ? op->getOperand(ref.getIndex()) : Value();
-  };
-  Value input = operandAt(0), weight = operandAt(1), bias = operandAt(2);
+  Value input = op.getOperandArg(0), weight = op.getOperandArg(1),
+        bias = op.getOperandArg(2);
   bool weightGrad = weight && grads.contains(weight);
   if (bias && isa<TensorType>(bias.getType()) &&
       grads.contains(bias) != weightGrad)
@@ -194,12 +188,8 @@ mlir::memopt::probeKernelHighWaters(ModuleOp module,
       ++summary.reused;
     if (forward || masks) {
       try {
-        ConvolutionHighWater more =
-            ::memopt::probe::measureConvolution(*call, forward, masks);
-        if (forward)
-          marks.forward = more.forward;
-        if (masks)
-          marks.backward[mask] = more.backward[mask];
+        marks.fillFrom(
+            ::memopt::probe::measureConvolution(*call, forward, masks));
         cache.store(key, marks);
       } catch (const c10::Error &error) {
         op.emitError() << "PyTorch refuses this convolution at its shapes: "

@@ -87,6 +87,9 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     /// True for `aten::batch_norm` with its nine arguments and a constant
     /// `training = true` (what memopt::batch_norm_by_channel replaces).
     bool isTrainingBatchNorm();
+    /// The SSA operand at argument `position`; null for a constant
+    /// argument or a position past the last.
+    Value getOperandArg(unsigned position);
     /// The static tensor type of argument `position` when it is an operand.
     RankedTensorType getStaticTensorArg(unsigned position);
     /// The integers of argument `position` when it is a constant int or
