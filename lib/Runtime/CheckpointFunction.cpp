@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BackwardChecks.h"
+#include "CheckpointGradients.h"
 #include "CheckpointRegion.h"
 #include "CheckpointReplay.h"
 #include "CheckpointSaved.h"
@@ -100,8 +101,8 @@ struct CheckpointFunction
     bool keepGraph = torch::autograd::get_current_graph_task_keep_graph();
 
     state->saved.prefetch();
-    std::vector<at::Tensor> inputs =
-        state->saved.restore(ctx->get_saved_variables());
+    std::vector<at::Tensor> kept = ctx->get_saved_variables();
+    std::vector<at::Tensor> inputs = state->saved.restore(kept);
 
     variable_list outputs;
     {
@@ -120,30 +121,24 @@ struct CheckpointFunction
     }
     outputs.clear();
     // The restored inputs are leaves: their gradients arrive at their grad
-    // accumulators, which exist when the recompute used them.
-    torch::autograd::edge_list wrt;
+    // accumulators, which exist when the recompute used them. Parameters
+    // whose only consumer is this call get theirs added to `.grad` there.
     std::vector<size_t> wrtIndex;
+    std::vector<at::Tensor> leaves, direct;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i].requires_grad() || !ctx->needs_input_grad(i))
         continue;
-      std::shared_ptr<torch::autograd::Node> node = inputs[i].grad_fn();
-      if (!node)
-        node = torch::autograd::impl::try_get_grad_accumulator(inputs[i]);
-      if (!node)
-        continue; // unused by the region: no gradient
-      wrt.emplace_back(std::move(node), inputs[i].output_nr());
       wrtIndex.push_back(i);
+      leaves.push_back(inputs[i]);
+      at::Tensor original = state->saved.original(i, kept);
+      direct.push_back(accumulatesDirectly(original) ? original : at::Tensor());
     }
 
     // One gradient per forward argument: the tensors, then the call.
     variable_list result(inputs.size() + 1);
-    if (!roots.empty() && !wrt.empty()) {
-      variable_list g = torch::autograd::Engine::get_default_engine().execute(
-          roots, diffGrads, /*keep_graph=*/false, /*create_graph=*/false,
-          /*accumulate_grad=*/false, wrt);
-      for (size_t k = 0; k < wrt.size(); ++k)
-        result[wrtIndex[k]] = g[k];
-    }
+    variable_list g = regionInputGradients(roots, diffGrads, leaves, direct);
+    for (size_t k = 0; k < wrtIndex.size(); ++k)
+      result[wrtIndex[k]] = std::move(g[k]);
     if (!keepGraph) {
       state->saved.release();
       state->released = true;

@@ -137,6 +137,12 @@ SavedInputs::restore(const std::vector<at::Tensor> &kept) {
   return inputs;
 }
 
+at::Tensor SavedInputs::original(size_t i,
+                                 const std::vector<at::Tensor> &kept) const {
+  const Entry &e = entries_.at(i);
+  return e.how == Entry::How::Kept ? kept.at(e.index) : at::Tensor();
+}
+
 void SavedInputs::release() {
   for (Entry &e : entries_) {
     e.snapshot = at::Tensor();

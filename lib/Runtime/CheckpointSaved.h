@@ -42,6 +42,9 @@ public:
   void prefetch();
   /// The inputs again: detached, requiring grad where the originals did.
   std::vector<at::Tensor> restore(const std::vector<at::Tensor> &kept);
+  /// The caller's tensor for input `i` if it was saved as it is (from
+  /// `kept`, as for restore), else an undefined tensor.
+  at::Tensor original(size_t i, const std::vector<at::Tensor> &kept) const;
   /// Frees compressed payloads, snapshots and offloaded copies.
   void release();
 

@@ -13,6 +13,8 @@
 #include <ATen/autocast_mode.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/Stream.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/version.h>
 
 #include <cstdlib>
@@ -176,6 +178,23 @@ inline bool matmulFoldsBatch(const at::Tensor &t1, const at::Tensor &t2) {
   // A [b, m, k] tensor whose last two dims are transposed goes to bmm.
   return !(t1.dim() == 3 && strides.back() != 1 &&
            strides.front() == sizes[1] * sizes[2]);
+#endif
+}
+
+/// Whether anything observes what reaches the leaf `leaf` through its grad
+/// accumulator `accumulator`: node hooks, and tensor hooks (kept on the
+/// variable in 1.x, on the accumulator in 2.x, plus 2.x's post-accumulate
+/// hooks).
+inline bool leafHasGradientHooks(const at::Tensor &leaf,
+                                 torch::autograd::Node &accumulator) {
+  if (!accumulator.pre_hooks().empty() || !accumulator.post_hooks().empty())
+    return true;
+#if MEMOPT_TORCH_VERSION_AT_LEAST(2, 0)
+  return !accumulator.tensor_pre_hooks().empty() ||
+         !accumulator.retains_grad_hooks().empty() ||
+         torch::autograd::impl::post_acc_grad_hooks(leaf) != nullptr;
+#else
+  return !torch::autograd::impl::hooks(leaf).empty();
 #endif
 }
 

@@ -1,0 +1,48 @@
+//===- CheckpointGradients.h - Where a region's input gradients go -*- C++
+//-*-===//
+//
+// Private to the runtime. A region's backward differentiates the recomputed
+// outputs with respect to its restored inputs. Returning every gradient at
+// once from the autograd Function would hold all of them until the region's
+// backward ends: for a region over hundreds of layers, all those layers'
+// parameter gradients, where eager adds each into `.grad` as soon as it is
+// computed. So a parameter whose only consumer in the whole autograd graph
+// is this region call gets its gradient accumulated into `.grad` the moment
+// the recompute produces it, exactly as eager's AccumulateGrad would, and
+// the Function returns nothing for it. Every other input's gradient is
+// returned as before.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_LIB_RUNTIME_CHECKPOINTGRADIENTS_H
+#define MEMOPT_LIB_RUNTIME_CHECKPOINTGRADIENTS_H
+
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <vector>
+
+namespace memopt::runtime {
+
+/// Whether `original`'s gradient can go straight into its `.grad` from inside
+/// the backward of the region call that holds it (see above): the outer
+/// backward accumulates into leaves (no `inputs=`, not autograd.grad), the
+/// tensor is a leaf whose grad accumulator has no hooks, and no autograd node
+/// but the region call's own points at that accumulator (another use, a second
+/// forward still alive, or a holder such as DDP's reducer all keep the
+/// ordinary path, so the sum into `.grad` stays eager's).
+bool accumulatesDirectly(const at::Tensor &original);
+
+/// Runs the region's backward from `roots` (seeded with `rootGrads`) to the
+/// restored leaves `leaves`, returning one gradient per leaf (undefined where
+/// none reached it). Where `originals[k]` is defined, that leaf's gradient
+/// is accumulated into `originals[k].grad` as soon as it is computed and its
+/// entry is left undefined.
+torch::autograd::variable_list
+regionInputGradients(const torch::autograd::edge_list &roots,
+                     const torch::autograd::variable_list &rootGrads,
+                     const std::vector<at::Tensor> &leaves,
+                     const std::vector<at::Tensor> &originals);
+
+} // namespace memopt::runtime
+
+#endif // MEMOPT_LIB_RUNTIME_CHECKPOINTGRADIENTS_H
