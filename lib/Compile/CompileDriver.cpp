@@ -7,6 +7,7 @@
 #include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Conversion/TorchScriptExport.h"
 #include "memopt/Conversion/TorchScriptImport.h"
+#include "memopt/Conversion/ZipArchive.h"
 #include "memopt/Dialect/MemoptDialect.h"
 #include "memopt/Planning/Budget.h"
 #include "memopt/Probe/KernelProbe.h"
@@ -23,6 +24,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <chrono>
@@ -154,6 +156,27 @@ static bool writeOutput(llvm::StringRef path, OneLinePrinter &printer,
   std::string message = llvm::toString(std::move(error));
   if (produced)
     printer.error("cannot write '" + path + "': " + message);
+  return false;
+}
+
+/// Reads the written module back and checks every record's CRC-32, as the
+/// importer does for its input: what users will load is what was written.
+/// A damaged file is removed.
+static bool verifyWrittenArchive(llvm::StringRef path,
+                                 OneLinePrinter &printer) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> written =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  std::optional<std::string> damage;
+  if (!written)
+    damage = "cannot read it back: " + written.getError().message();
+  else
+    damage = findZipArchiveDamage((*written)->getBuffer());
+  if (!damage)
+    return true;
+  printer.error("the compiled model written to '" + path.str() +
+                "' is damaged (" + *damage + ")");
+  llvm::sys::fs::remove(path);
   return false;
 }
 
@@ -379,6 +402,9 @@ int mlir::memopt::runCompile(const CompileOptions &options,
       printer.error("cannot export the compiled model");
     return 1;
   }
+  if (!options.outputPath.empty() && options.outputPath != "-" &&
+      !verifyWrittenArchive(options.outputPath, printer))
+    return 1;
   report.timings.exportSeconds = phase.lap();
   report.timings.totalSeconds = total.lap();
 

@@ -14,6 +14,7 @@ import pathlib
 import subprocess
 import sys
 import time
+import zipfile
 
 import pytest
 import torch
@@ -354,10 +355,26 @@ def test_signature_file_and_strict(tmp_path):
      "invalid --budget 'lots'"),
     (["{chain}", "--spec", "x:2x3x8x8", "--spec", "x:2x3x8x8", "-o",
       "{tmp}/o.pt"], "is given twice"),
+    (["{chain}", "--input-shape", "y:2x3x8x8", "-o", "{tmp}/o.pt"],
+     "input spec 'y' names no input of the method (its inputs: x)"),
+    (["{chain}", "--spec", "x:2x3x8x8", "--spec", "img:4x3x8x8", "-o",
+      "{tmp}/o.pt"], "input spec 'img' names no input of the method"),
+    (["{tmp}/flipped.pt", "--input-shape", "x:2x3x8x8", "-o", "{tmp}/o.pt"],
+     "does not match its CRC-32"),
 ])
 def test_bad_input_is_one_line(tmp_path, args, expected):
     (tmp_path / "garbage.pt").write_text("not a zip\n")
     (tmp_path / "truncated.pt").write_bytes(CHAIN.read_bytes()[:3000])
+    flipped = bytearray(CHAIN.read_bytes())
+    with zipfile.ZipFile(CHAIN) as archive:  # 50 bits in the first weight
+        info = next(i for i in archive.infolist()
+                    if i.filename.endswith("data/0"))
+        start = info.header_offset + 30 + len(info.filename.encode()) + \
+            int.from_bytes(flipped[info.header_offset + 28:
+                                   info.header_offset + 30], "little")
+    for i in range(50):
+        flipped[start + (i * 13) % info.file_size] ^= 1 << (i % 8)
+    (tmp_path / "flipped.pt").write_bytes(bytes(flipped))
     args = [a.format(tmp=tmp_path, chain=CHAIN) for a in args]
     result = run(*args)
     assert_one_error_line(result, expected)

@@ -69,6 +69,66 @@ def test_corrupt_payload_inside_valid_zip(tmp_path):
     assert_one_error_line(run_import(path), "cannot load TorchScript archive")
 
 
+def rewrite_archive(source, path, compression, damage=None):
+    """`source` record by record into `path`; `damage(name, data)` may
+    return changed bytes for a record (the directory keeps the original
+    CRC-32, as a flipped bit on disk would)."""
+    import zipfile
+    src = zipfile.ZipFile(source)
+    with zipfile.ZipFile(path, "w", compression=compression) as out:
+        for info in src.infolist():
+            data = src.read(info)
+            info.compress_type = compression
+            out.writestr(info, data)
+    if damage is None:
+        return path
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            changed = damage(info.filename, None)
+            if not changed:
+                continue
+            # Data starts after the 30-byte local header, name and extra.
+            start = info.header_offset + 30 + \
+                int.from_bytes(raw[info.header_offset + 26:
+                                   info.header_offset + 28], "little") + \
+                int.from_bytes(raw[info.header_offset + 28:
+                                   info.header_offset + 30], "little")
+            for offset in range(0, min(info.compress_size, 50 * 7), 7):
+                raw[start + offset] ^= 0x10
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def test_bit_flips_inside_a_weight_record(tmp_path):
+    """torch.jit.load accepts this file (LibTorch does not check CRC-32s)
+    and would load different weights; the importer names the record."""
+    path = rewrite_archive(
+        CONV_BN, tmp_path / "flipped.pt", 0,
+        damage=lambda name, _: name.endswith("data/0"))
+    torch.jit.load(str(path))  # what the check is for: this succeeds
+    assert_one_error_line(run_import(path, "--input-shape", "x:2x3x8x8"),
+                          "data/0' does not match its CRC-32")
+
+
+def test_deflated_archive_imports(tmp_path):
+    import zipfile
+    path = rewrite_archive(CONV_BN, tmp_path / "deflated.pt",
+                           zipfile.ZIP_DEFLATED)
+    result = run_import(path, "--input-shape", "x:2x3x8x8")
+    assert result.returncode == 0, result.stderr
+    assert "memopt.param" in result.stdout or "func.func" in result.stdout
+
+
+def test_damaged_deflated_record(tmp_path):
+    import zipfile
+    path = rewrite_archive(
+        CONV_BN, tmp_path / "deflated.pt", zipfile.ZIP_DEFLATED,
+        damage=lambda name, _: name.endswith("data/0"))
+    result = run_import(path, "--input-shape", "x:2x3x8x8")
+    assert_one_error_line(result, "corrupt or truncated zip archive (record '")
+
+
 def test_not_a_zip(tmp_path):
     path = tmp_path / "text.pt"
     path.write_text("hello\n")
@@ -91,6 +151,8 @@ def test_operator_without_schema():
     (["x:2x3xAx8"], "invalid input spec 'x:2x3xAx8'"),
     (["x:2x3x8x8:f8"], "unknown dtype 'f8'"),
     (["x"], "invalid input spec 'x'"),
+    (["y:2x3x8x8"], "input spec 'y' names no input of the method "
+                    "(its inputs: x)"),
 ])
 def test_input_spec_mismatch(specs, expected):
     args = [arg for spec in specs for arg in ("--input-shape", spec)]

@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 #include "ImportInternal.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <ATen/ATen.h>
 
 using namespace mlir::memopt;
@@ -98,20 +100,33 @@ void GraphSpecializer::bindInputs() {
   while (required > specs.size() &&
          inputs[required - 1]->type()->kind() == c10::TypeKind::OptionalType)
     --required;
-  if (specs.size() < required || specs.size() > inputs.size()) {
+  auto inputNames = [&] {
     std::string names;
     for (Value *input : inputs)
       names += (names.empty() ? "" : ", ") + baseName(input);
+    return names;
+  };
+  if (specs.size() < required || specs.size() > inputs.size())
     throw ImportError("the method takes " + std::to_string(inputs.size()) +
-                      " input(s) (" + names + ") but " +
+                      " input(s) (" + inputNames() + ") but " +
                       std::to_string(specs.size()) +
                       " --input-shape spec(s) were given");
-  }
   for (size_t i = specs.size(); i < inputs.size(); ++i)
     evaluator.setFacts(inputs[i], ValueFacts{c10::IValue(), true, {}});
   for (size_t i = 0; i < specs.size(); ++i) {
     Value *input = inputs[i];
     const InputSpec &spec = specs[i];
+    // Specs bind by position; a name that is not the input's is a spec
+    // written for another model or method (an unnamed input takes any).
+    bool unnamed =
+        !input->hasDebugName() ||
+        llvm::all_of(baseName(input), [](char c) { return llvm::isDigit(c); });
+    bool elsewhere = llvm::any_of(
+        inputs, [&](Value *other) { return baseName(other) == spec.name; });
+    if (!unnamed && !elsewhere)
+      throw ImportError(
+          "input spec '" + spec.name +
+          "' names no input of the method (its inputs: " + inputNames() + ")");
     for (size_t j = 0; j < inputs.size(); ++j)
       if (j != i && baseName(inputs[j]) == spec.name &&
           baseName(input) != spec.name)

@@ -66,10 +66,6 @@ std::string describeTorchException(const std::exception &error);
 inline const c10::Symbol kModulePathAttr =
     c10::Symbol::attr("memopt_module_path");
 
-/// Throws ImportError when a zip central directory declares a record larger
-/// than the archive can hold (ArchiveCheck.cpp).
-void checkZipRecordSizes(llvm::StringRef bytes, llvm::StringRef name);
-
 /// Loads an archive from memory; throws ImportError with a message that says
 /// what is wrong with the file (not a zip, corrupt, not TorchScript...).
 torch::jit::Module loadTorchScriptArchive(llvm::StringRef bytes,

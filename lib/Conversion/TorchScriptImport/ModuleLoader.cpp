@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "ImportInternal.h"
 
+#include "memopt/Conversion/ZipArchive.h"
+
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
@@ -117,7 +119,12 @@ static void checkArchive(llvm::StringRef bytes, llvm::StringRef name) {
   if (bytes.size() < 4 || !bytes.starts_with("PK"))
     throw ImportError(
         ("'" + name + "' is not a TorchScript archive (not a zip file)").str());
-  checkZipRecordSizes(bytes, name);
+  if (std::optional<std::string> damage =
+          mlir::memopt::findZipArchiveDamage(bytes))
+    throw ImportError(("'" + name +
+                       "' is a corrupt or truncated zip archive (" + *damage +
+                       ")")
+                          .str());
   checkTorchScriptRecords(bytes, name);
 }
 

@@ -1,6 +1,6 @@
 // A multi-step LIF neuron: the loop over T = 4 time steps is unrolled, the
 // membrane state written in forward is an explicit memopt.set_attr.
-// RUN: memopt-translate --import-torchscript %S/../Inputs/lif.pt --input-shape x_seq:4x2x8 -mlir-print-debuginfo -mlir-print-local-scope | FileCheck %s
+// RUN: memopt-translate --import-torchscript %S/../Inputs/lif.pt --input-shape x:4x2x8 -mlir-print-debuginfo -mlir-print-local-scope | FileCheck %s
 // Without input shapes the loop still unrolls (T is a constant).
 // RUN: memopt-translate --import-torchscript %S/../Inputs/lif.pt | FileCheck %s --check-prefix=UNRANKED
 

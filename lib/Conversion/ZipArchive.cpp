@@ -1,0 +1,245 @@
+//===- ZipArchive.cpp - Bounds and CRC-32 of every record of a zip --------===//
+//
+// Reads the central directory (classic or ZIP64), bounds each record by the
+// archive (LibTorch allocates a record's declared size before reading it:
+// found by fuzz/ImportFuzzer.cpp) and checks each record's CRC-32 over its
+// data, inflating deflated ones (torch.jit.save stores records as they are;
+// archives repacked by other tools may deflate them).
+//
+//===----------------------------------------------------------------------===//
+#include "memopt/Conversion/ZipArchive.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <vector>
+
+using namespace mlir::memopt;
+
+namespace {
+
+uint64_t readLittleEndian(llvm::StringRef bytes, uint64_t offset,
+                          unsigned width) {
+  uint64_t value = 0;
+  for (unsigned i = 0; i < width; ++i)
+    value |= uint64_t(static_cast<uint8_t>(bytes[offset + i])) << (8 * i);
+  return value;
+}
+
+constexpr uint32_t kEndSignature = 0x06054b50;
+constexpr uint32_t kZip64EndSignature = 0x06064b50;
+constexpr uint32_t kZip64LocatorSignature = 0x07064b50;
+constexpr uint32_t kEntrySignature = 0x02014b50;
+constexpr uint32_t kLocalSignature = 0x04034b50;
+constexpr uint64_t kSaturated32 = 0xFFFFFFFF;
+
+struct Directory {
+  uint64_t entries = 0;
+  uint64_t offset = 0;
+};
+
+/// The central directory's place, from the end record (and ZIP64's when the
+/// classic fields are saturated).
+std::optional<Directory> findDirectory(llvm::StringRef bytes,
+                                       std::string &why) {
+  // End of central directory: 22 bytes plus a comment of up to 64 KiB.
+  constexpr size_t kEndRecordSize = 22;
+  if (bytes.size() < kEndRecordSize) {
+    why = "too short";
+    return std::nullopt;
+  }
+  size_t lowest = bytes.size() > kEndRecordSize + 65535
+                      ? bytes.size() - kEndRecordSize - 65535
+                      : 0;
+  size_t end = std::string::npos;
+  for (size_t at = bytes.size() - kEndRecordSize + 1; at-- > lowest;)
+    if (readLittleEndian(bytes, at, 4) == kEndSignature) {
+      end = at;
+      break;
+    }
+  if (end == std::string::npos) {
+    why = "no end of central directory";
+    return std::nullopt;
+  }
+  Directory directory{readLittleEndian(bytes, end + 10, 2),
+                      readLittleEndian(bytes, end + 16, 4)};
+  if (directory.entries != 0xFFFF && directory.offset != kSaturated32)
+    return directory;
+  // ZIP64: a 20-byte locator right before the end record points at the
+  // ZIP64 end record, which holds the 64-bit count and offset.
+  if (end < 20 ||
+      readLittleEndian(bytes, end - 20, 4) != kZip64LocatorSignature) {
+    why = "no ZIP64 end of central directory locator";
+    return std::nullopt;
+  }
+  uint64_t record = readLittleEndian(bytes, end - 20 + 8, 8);
+  if (record > bytes.size() || bytes.size() - record < 56 ||
+      readLittleEndian(bytes, record, 4) != kZip64EndSignature) {
+    why = "bad ZIP64 end of central directory";
+    return std::nullopt;
+  }
+  return Directory{readLittleEndian(bytes, record + 32, 8),
+                   readLittleEndian(bytes, record + 48, 8)};
+}
+
+/// One central directory entry, with ZIP64 extra fields applied.
+struct Entry {
+  std::string name;
+  uint64_t method = 0, crc = 0, compressed = 0, uncompressed = 0, local = 0;
+};
+
+void applyZip64Extra(llvm::StringRef extra, Entry &entry) {
+  size_t at = 0;
+  while (at + 4 <= extra.size()) {
+    uint64_t id = readLittleEndian(extra, at, 2);
+    uint64_t size = readLittleEndian(extra, at + 2, 2);
+    if (id == 0x0001) {
+      // Only the saturated fields are present, in this order.
+      size_t field = at + 4, fieldEnd = std::min(extra.size(), at + 4 + size);
+      for (uint64_t *value :
+           {&entry.uncompressed, &entry.compressed, &entry.local}) {
+        if (*value != kSaturated32)
+          continue;
+        if (field + 8 > fieldEnd)
+          return;
+        *value = readLittleEndian(extra, field, 8);
+        field += 8;
+      }
+      return;
+    }
+    at += 4 + size;
+  }
+}
+
+uint32_t crcOfStored(llvm::StringRef data) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (size_t at = 0; at < data.size();) {
+    size_t chunk = std::min<size_t>(data.size() - at, 1u << 30);
+    crc = crc32(crc, reinterpret_cast<const Bytef *>(data.data() + at),
+                static_cast<uInt>(chunk));
+    at += chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+/// The CRC-32 and size of a raw-deflated record's inflated data, or nullopt
+/// if it does not inflate.
+std::optional<std::pair<uint32_t, uint64_t>>
+crcOfDeflated(llvm::StringRef data) {
+  z_stream stream{};
+  if (inflateInit2(&stream, -MAX_WBITS) != Z_OK)
+    return std::nullopt;
+  std::vector<Bytef> out(1 << 16);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  uint64_t size = 0;
+  size_t consumed = 0;
+  int status = Z_OK;
+  while (status == Z_OK) {
+    if (stream.avail_in == 0 && consumed < data.size()) {
+      size_t chunk = std::min<size_t>(data.size() - consumed, 1u << 30);
+      stream.next_in =
+          reinterpret_cast<Bytef *>(const_cast<char *>(data.data() + consumed));
+      stream.avail_in = static_cast<uInt>(chunk);
+      consumed += chunk;
+    }
+    stream.next_out = out.data();
+    stream.avail_out = static_cast<uInt>(out.size());
+    status = inflate(&stream, Z_NO_FLUSH);
+    size_t produced = out.size() - stream.avail_out;
+    crc = crc32(crc, out.data(), static_cast<uInt>(produced));
+    size += produced;
+    if (status == Z_BUF_ERROR && stream.avail_in == 0 &&
+        consumed == data.size())
+      break; // input ends before the stream does
+  }
+  inflateEnd(&stream);
+  if (status != Z_STREAM_END)
+    return std::nullopt;
+  return std::make_pair(static_cast<uint32_t>(crc), size);
+}
+
+std::string hex(uint64_t value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format_hex(value, 10);
+  return text;
+}
+
+/// Why the record `entry` is damaged, if it is.
+std::optional<std::string> checkRecord(llvm::StringRef bytes,
+                                       const Entry &entry) {
+  const std::string record = "record '" + entry.name + "'";
+  // A record can hold no more than the archive, or than 1024x it for a
+  // deflated one (deflate's best ratio), plus room for tiny archives.
+  const uint64_t limit = 1024 * uint64_t(bytes.size()) + (1 << 20);
+  bool stored = entry.method == 0;
+  if ((stored && entry.uncompressed > bytes.size()) ||
+      entry.uncompressed > limit)
+    return record + " claims " + std::to_string(entry.uncompressed) + " bytes";
+  if (!stored && entry.method != 8)
+    return record + " uses compression method " + std::to_string(entry.method) +
+           ", which LibTorch cannot read";
+  uint64_t local = entry.local;
+  if (local > bytes.size() || bytes.size() - local < 30 ||
+      readLittleEndian(bytes, local, 4) != kLocalSignature)
+    return record + " has no local header where the directory says";
+  uint64_t start = local + 30 + readLittleEndian(bytes, local + 26, 2) +
+                   readLittleEndian(bytes, local + 28, 2);
+  uint64_t length = stored ? entry.uncompressed : entry.compressed;
+  if (start > bytes.size() || bytes.size() - start < length)
+    return record + " runs past the end of the archive";
+  llvm::StringRef data = bytes.substr(start, length);
+  uint32_t crc;
+  if (stored) {
+    crc = crcOfStored(data);
+  } else {
+    auto inflated = crcOfDeflated(data);
+    if (!inflated)
+      return record + " does not inflate";
+    if (inflated->second != entry.uncompressed)
+      return record + " inflates to " + std::to_string(inflated->second) +
+             " bytes, not the " + std::to_string(entry.uncompressed) +
+             " its directory entry says";
+    crc = inflated->first;
+  }
+  if (crc != entry.crc)
+    return record + " does not match its CRC-32 (stored " + hex(entry.crc) +
+           ", computed " + hex(crc) + ")";
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string>
+mlir::memopt::findZipArchiveDamage(llvm::StringRef bytes) {
+  std::string why;
+  std::optional<Directory> directory = findDirectory(bytes, why);
+  if (!directory)
+    return why;
+  uint64_t at = directory->offset;
+  for (uint64_t i = 0; i < directory->entries; ++i) {
+    if (at > bytes.size() || bytes.size() - at < 46 ||
+        readLittleEndian(bytes, at, 4) != kEntrySignature)
+      return std::string("bad central directory entry");
+    Entry entry;
+    entry.method = readLittleEndian(bytes, at + 10, 2);
+    entry.crc = readLittleEndian(bytes, at + 16, 4);
+    entry.compressed = readLittleEndian(bytes, at + 20, 4);
+    entry.uncompressed = readLittleEndian(bytes, at + 24, 4);
+    uint64_t nameLength = readLittleEndian(bytes, at + 28, 2);
+    uint64_t extraLength = readLittleEndian(bytes, at + 30, 2);
+    uint64_t commentLength = readLittleEndian(bytes, at + 32, 2);
+    entry.local = readLittleEndian(bytes, at + 42, 4);
+    if (bytes.size() - at - 46 < nameLength + extraLength)
+      return std::string("bad central directory entry");
+    entry.name = bytes.substr(at + 46, nameLength).str();
+    applyZip64Extra(bytes.substr(at + 46 + nameLength, extraLength), entry);
+    if (std::optional<std::string> damage = checkRecord(bytes, entry))
+      return damage;
+    at += 46 + nameLength + extraLength + commentLength;
+  }
+  return std::nullopt;
+}
