@@ -2,7 +2,9 @@
 """Coverage: models no one here wrote, through memopt-compile and training.
 
 For every classification model of the installed torchvision (10 classes,
-`--batch` images of `--image` pixels; the 224-pixel ViTs are left out) this
+`--batch` images of `--image` pixels; the 224-pixel ViTs are left out), or
+with --families for the families of memopt.zoo_families (GPT-2-style
+decoder, LSTM/GRU language models, U-Net, SpikingJelly neurons), this
   * scripts it (a model TorchScript cannot script is a row saying so);
   * compiles it with `--prefer memory` and `--prefer balanced` (wall time
     from outside the process, and the report's predictions), or records
@@ -18,6 +20,7 @@ reduction, predictions within 10 %, compile time.
 
     /usr/bin/python3 bench/coverage.py [--models resnet18,alexnet]
         [--batch 2] [--image 64] [--json rows.json]
+    /usr/bin/python3 bench/coverage.py --families [--models "lstm lm"]
     /usr/bin/python3 bench/coverage.py --from-json rows.json
 
 MEMOPT_BUILD_DIR selects the build (default build/).
@@ -53,11 +56,46 @@ def first_line(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
-def run_model(name: str, batch: int, image: int, workdir: pathlib.Path):
+def family_variants():
+    """The families of memopt.zoo_families, as (label, zoo entry, kwargs):
+    a GPT-2-style decoder (masked_fill; scaled_dot_product_attention where
+    this PyTorch has it), LSTM and GRU language models, a U-Net, and the
+    SpikingJelly neuron forms, each neuron kind with both surrogates, both
+    resets, detach_reset and decay_input on and off, T from 4 to 16."""
+    variants = [
+        ("gpt2 (masked_fill)", "gpt_decoder", dict(batch=2, seq=64, layers=4)),
+        ("lstm lm", "rnn_lm", dict(cell="lstm", batch=4, seq=32)),
+        ("gru lm", "rnn_lm", dict(cell="gru", batch=4, seq=32)),
+        ("unet", "unet", dict(batch=2, image=64)),
+    ]
+    if hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+        variants.insert(1, ("gpt2 (sdpa)", "gpt_decoder",
+                            dict(batch=2, seq=64, layers=4, attention="sdpa")))
+    spiking = [  # neuron, surrogate, reset, detach_reset, decay_input, T
+        ("if", "atan", "hard", True, True, 4),
+        ("if", "sigmoid", "soft", False, True, 8),
+        ("lif", "atan", "hard", True, False, 4),
+        ("lif", "atan", "soft", False, True, 8),
+        ("lif", "sigmoid", "hard", False, True, 16),
+        ("lif", "sigmoid", "soft", True, False, 16),
+        ("plif", "atan", "hard", True, True, 8),
+        ("plif", "sigmoid", "soft", False, False, 4),
+        ("plif", "sigmoid", "hard", True, False, 16),
+    ]
+    for neuron, surrogate, reset, detach, decay, steps in spiking:
+        label = (f"{neuron} {surrogate} {reset}" +
+                 (" detach" if detach else "") +
+                 (" decay_input" if decay else "") + f" T={steps}")
+        variants.append((label, "spiking_family", dict(
+            neuron=neuron, surrogate=surrogate, reset=reset,
+            detach_reset=detach, decay_input=decay, steps=steps, size=32)))
+    return variants
+
+
+def run_model(name: str, entry: str, kwargs: dict, workdir: pathlib.Path):
     row = {"model": name}
-    entry = zoo.TORCHVISION_PREFIX + name
-    kwargs = {"batch": batch, "image": image}
-    pt = workdir / f"{name}.pt"
+    pt = workdir / (
+        "".join(c if c.isalnum() else "_" for c in name) + ".pt")
     try:
         shapes = measure.save_zoo_model(entry, kwargs, pt)
     except Exception as e:  # TorchScript's refusal, not memopt's
@@ -65,7 +103,7 @@ def run_model(name: str, batch: int, image: int, workdir: pathlib.Path):
         return row
     compiled = {}
     for prefer in PREFERENCES:
-        out = workdir / f"{name}.{prefer}.pt"
+        out = pt.with_suffix(f".{prefer}.pt")
         try:
             report = measure.compile_model(pt, out, shapes,
                                            ["--prefer", prefer])
@@ -189,6 +227,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", help="comma-separated torchvision names "
                         "(default: every classifier)")
+    parser.add_argument("--families", action="store_true",
+                        help="the model families of memopt.zoo_families "
+                        "instead of torchvision (--models picks labels)")
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--image", type=int, default=64)
     parser.add_argument("--json", help="also write the rows here (after "
@@ -202,21 +243,30 @@ def main() -> int:
         print()
         print(summary(rows))
         return 0
-    names = args.models.split(",") if args.models else classifiers()
+    if args.families:
+        runs = family_variants()
+        if args.models:
+            wanted = args.models.split(",")
+            runs = [r for r in runs if r[0] in wanted]
+    else:
+        names = args.models.split(",") if args.models else classifiers()
+        runs = [(n, zoo.TORCHVISION_PREFIX + n,
+                 {"batch": args.batch, "image": args.image}) for n in names]
     rows = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
+        for name, entry, kwargs in runs:
             t0 = time.perf_counter()
-            rows.append(run_model(name, args.batch, args.image,
-                                  pathlib.Path(tmp)))
+            rows.append(run_model(name, entry, kwargs, pathlib.Path(tmp)))
             print(f"{name}: {time.perf_counter() - t0:.0f} s",
                   file=sys.stderr, flush=True)
             if args.json:
                 pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+    shapes = ("the sizes of bench/coverage.py's family_variants()"
+              if args.families else
+              f"x:{args.batch}x3x{args.image}x{args.image}")
     print(f"torchvision {torchvision.__version__}, PyTorch {torch.__version__}, "
-          f"x:{args.batch}x3x{args.image}x{args.image}, "
-          f"{time.perf_counter() - started:.0f} s\n")
+          f"{shapes}, {time.perf_counter() - started:.0f} s\n")
     print(markdown(rows))
     print()
     print(summary(rows))

@@ -180,6 +180,7 @@ SPECS = [
     ("aten::neg", "default", SEQ, lambda c: [seq(c)]),
     ("aten::sqrt", "default", SEQ, lambda c: [seq(c)]),
     ("aten::abs", "default", SEQ, lambda c: [seq(c)]),
+    ("aten::square", "default", SEQ, lambda c: [seq(c)]),
     # Token embeddings: rows of the table (10 x d) picked by int64 indices.
     ("aten::embedding", "default", SEQ, lambda c: [
         T(10, c["d"]), C(c["n"], c["s"], dtype=torch.int64), -1, False,
@@ -196,6 +197,16 @@ for name, extra in [
         ("leaky_relu", [0.01]), ("elu", [1.0, 1, 1])]:
     SPECS.append(("aten::" + name, "default", IMG,
                   lambda c, extra=extra: [img(c)] + extra))
+
+# Unary math (surrogate gradients such as SpikingJelly's ATan, softsign and
+# erf forms; normalizations): what each saves is measured like the rest.
+for name in ["atan", "tan", "sin", "cos", "asin", "acos", "sinh", "cosh",
+             "asinh", "acosh", "atanh", "erf", "erfc", "expm1", "log",
+             "log1p", "log2", "log10", "rsqrt", "reciprocal", "sign",
+             "softplus", "mish", "selu", "celu"]:
+    if hasattr(torch.ops.aten, name):
+        SPECS.append(("aten::" + name, "default", SEQ,
+                      lambda c: [seq(c)]))
 
 # Binary arithmetic with tensor, broadcast-parameter and scalar operands.
 for name in ["add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_"]:

@@ -452,6 +452,39 @@ void MemorySimulator::releaseGrad(Value value) {
   gradOf.erase(it);
 }
 
+/// Bytes of the gradient an elementwise op computes for its broadcast
+/// operand `value` (layer scale `gamma * x`, `x * w` with w of shape
+/// [C, 1, 1]) at the result's shape: autograd reduces it to the operand's
+/// shape only after the node returns (validate_outputs' sum_to), so it is
+/// alive together with the node's other gradients. 0 when `value` is not
+/// broadcast against another operand of the result's shape.
+static int64_t unreducedGradBytes(Operation *op, Value value) {
+  auto torchOp = dyn_cast<TorchOp>(op);
+  if (!torchOp || op->getNumResults() != 1 ||
+      lookupOperator(torchOp.getName()).cost != CostClass::Elementwise)
+    return 0;
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  auto operand = dyn_cast<RankedTensorType>(value.getType());
+  if (!result || !operand || !result.hasStaticShape() ||
+      !operand.hasStaticShape() || operand.getShape() == result.getShape() ||
+      operand.getRank() > result.getRank())
+    return 0;
+  // Right-aligned, every operand dimension equal to the result's or 1.
+  ArrayRef<int64_t> from = operand.getShape(), to = result.getShape();
+  for (size_t i = 0; i < from.size(); ++i) {
+    int64_t dim = from[from.size() - 1 - i];
+    if (dim != 1 && dim != to[to.size() - 1 - i])
+      return 0;
+  }
+  bool fullPartner = llvm::any_of(op->getOperands(), [&](Value other) {
+    auto type = dyn_cast<RankedTensorType>(other.getType());
+    return other != value && type && type.getShape() == to;
+  });
+  if (!fullPartner)
+    return 0;
+  return result.getNumElements() * getElementBytes(operand.getElementType());
+}
+
 void MemorySimulator::backward(std::vector<Node> &nodes) {
   for (Node &node : llvm::reverse(nodes)) {
     if (auto cp = dyn_cast<CheckpointOp>(node.op)) {
@@ -484,6 +517,11 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
       for (auto [value, fresh] : node.grads) {
         unsigned grad = fresh ? newStorage(bytesOf(value, node.op)) : *incoming;
         retain(grad);
+        if (int64_t unreduced =
+                fresh ? unreducedGradBytes(node.op, value) : 0) {
+          temps.push_back(newStorage(unreduced));
+          retain(temps.back());
+        }
         giveGrad(value, grad, temps);
       }
     int64_t high = -1;

@@ -412,14 +412,9 @@ class CompileError(RuntimeError):
 
 
 def _shape_specs(input_shapes: InputShapes) -> List[str]:
-    specs = []
-    for s in input_shapes:
-        if isinstance(s, str):
-            specs.append(s)
-        else:
-            name, shape = s
-            specs.append(f"{name}:{'x'.join(map(str, shape))}")
-    return specs
+    from memopt import zoo
+    return [s if isinstance(s, str) else zoo.input_specs([s])[0]
+            for s in input_shapes]
 
 
 def compile_model(pt_path, out_path, input_shapes: InputShapes,
@@ -469,13 +464,22 @@ def build_zoo_model(name: str, kwargs: Optional[dict] = None,
 
 
 def make_inputs(name: str, inputs, seed: int = 1) -> List[torch.Tensor]:
-    """Deterministic inputs for a zoo entry: event frames (0/1, 20 % ones)
-    for the spiking VGG, standard normal otherwise."""
+    """Deterministic inputs for a zoo entry: token ids below the vocabulary
+    ("tokens:<vocab>"), event frames (0/1, 20 % ones; "events" and the
+    spiking VGG), standard normal otherwise."""
+    from memopt import zoo
     gen = torch.Generator().manual_seed(seed)
-    if name.startswith("spiking"):
-        return [(torch.rand(*shape, generator=gen) < 0.2).float()
-                for _, shape in inputs]
-    return [torch.randn(*shape, generator=gen) for _, shape in inputs]
+    tensors = []
+    for spec in inputs:
+        shape, kind = spec[1], zoo.input_kind(spec)
+        if kind.startswith("tokens:"):
+            tensors.append(torch.randint(int(kind.split(":")[1]), shape,
+                                         generator=gen))
+        elif kind == "events" or name.startswith("spiking"):
+            tensors.append((torch.rand(*shape, generator=gen) < 0.2).float())
+        else:
+            tensors.append(torch.randn(*shape, generator=gen))
+    return tensors
 
 
 def save_zoo_model(name: str, kwargs: Optional[dict], path,

@@ -4,7 +4,11 @@ Every entry is a function returning `(model, inputs)`: a freshly built
 `nn.Module` in training mode (deterministic under `torch.manual_seed`) and
 its inputs as `[(name, shape), ...]` (float32), the names being those of
 `forward`'s arguments (what `memopt-translate --input-shape name:AxBx...`
-wants). All models are scriptable with `torch.jit.script`.
+wants); a third element says what else an input holds: "tokens:<vocab>"
+(int64 ids below vocab) or "events" (0/1 frames). All models are scriptable
+with `torch.jit.script`. The families of memopt.zoo_families (GPT-style
+decoder, GRU/LSTM language models, U-Net, SpikingJelly neurons) are entries
+too.
 
     from memopt import zoo
     model, inputs = zoo.spiking_vgg(steps=4, batch=2, size=48, blocks=8)
@@ -217,6 +221,24 @@ SIZES: Dict[str, Dict[str, dict]] = {
 }
 
 
+from memopt import zoo_families  # noqa: E402
+
+ZOO.update({
+    "gpt_decoder": zoo_families.gpt_decoder,
+    "rnn_lm": zoo_families.rnn_lm,
+    "unet": zoo_families.unet,
+    "spiking_family": zoo_families.spiking_family,
+})
+SIZES.update({
+    "gpt_decoder": {"small": dict(batch=2, seq=32, layers=2),
+                    "large": dict(batch=4, seq=64, layers=4)},
+    "rnn_lm": {"small": dict(batch=2, seq=16),
+               "large": dict(batch=4, seq=32)},
+    "unet": {"small": dict(batch=2, image=32),
+             "large": dict(batch=2, image=64)},
+    "spiking_family": {"small": dict(size=16), "large": dict(size=32)},
+})
+
 TORCHVISION_PREFIX = "torchvision."
 
 
@@ -235,6 +257,14 @@ def build(name: str, size: str = "small",
     return ZOO[name](**SIZES[name][size])
 
 
+def input_kind(spec) -> str:
+    """What an input of an entry holds: "tokens:<vocab>", "events" or
+    "" (standard normal floats)."""
+    return spec[2] if len(spec) > 2 else ""
+
+
 def input_specs(inputs: Inputs) -> List[str]:
     """`--input-shape` arguments of memopt-translate for `inputs`."""
-    return [f"{n}:{'x'.join(map(str, s))}" for n, s in inputs]
+    return [f"{spec[0]}:{'x'.join(map(str, spec[1]))}" +
+            (":i64" if input_kind(spec).startswith("tokens:") else "")
+            for spec in inputs]

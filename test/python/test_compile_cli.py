@@ -463,3 +463,19 @@ def test_resnet18_compile_time(tmp_path, runtime):
     # bound leaves room for a machine busy with other builds.
     assert best_total < 2.0, timings
     assert torch.jit.load(str(out)) is not None
+
+
+def test_inputs_are_named_as_forward_parameters(tmp_path):
+    """Input specs name forward's parameters, whatever the graph calls its
+    inputs after inlining: torchvision's GoogLeNet calls _transform_input(x)
+    and its graph input came out as 'x0', so `x:...` was refused."""
+    torchvision = pytest.importorskip("torchvision")
+    model = torchvision.models.googlenet(num_classes=10, aux_logits=False,
+                                         init_weights=False)
+    path = tmp_path / "googlenet.pt"
+    torch.jit.script(model).save(str(path))
+    result = run(path, "--input-shape", "x:1x3x64x64", "--analyze-only")
+    assert result.returncode == 0, result.stderr
+    wrong = run(path, "--input-shape", "img:1x3x64x64", "--analyze-only")
+    assert_one_error_line(wrong, "input spec 'img' names no input of the "
+                          "method (its inputs: x)")

@@ -98,6 +98,12 @@ def tensor_ops(mlir_text):
     return names
 
 
+# Operators of the zoo the table does not derive yet: the recurrent
+# layers' fused ops save a workspace whose layout depends on the backend;
+# the memory model reports them as unknown ops (docs/coverage.md, issue 20).
+KNOWN_GAPS = {"aten::lstm", "aten::gru"}
+
+
 def test_table_covers_the_zoo(derived, tmp_path):
     """Every operator the zoo models (python/memopt/zoo.py) run with tensors
     in and out has a row, so the model never guesses for them."""
@@ -106,7 +112,7 @@ def test_table_covers_the_zoo(derived, tmp_path):
     sys.path.insert(0, str(REPO / "python"))
     from memopt import zoo
     known = {row.split("|")[0] for row in derived} | STRUCTURAL
-    missing = {}
+    missing, gaps_seen = {}, set()
     for name in zoo.ZOO:
         model, inputs = zoo.build(name, "small")
         pt = tmp_path / f"{name}.pt"
@@ -117,7 +123,12 @@ def test_table_covers_the_zoo(derived, tmp_path):
             cmd += ["--input-shape", spec]
         text = subprocess.run(cmd, capture_output=True, text=True,
                               check=True).stdout
-        lacking = tensor_ops(text) - known
+        lacking = tensor_ops(text) - known - KNOWN_GAPS
         if lacking:
             missing[name] = sorted(lacking)
+        gaps_seen |= tensor_ops(text) & KNOWN_GAPS
     assert not missing, f"ops without a saved-tensor row: {missing}"
+    # A gap that gets its row must leave this list (and the memory model
+    # then stops calling it unknown).
+    filled = (gaps_seen & known) if gaps_seen else set()
+    assert not filled, f"rows now exist for {filled}: drop them from KNOWN_GAPS"

@@ -60,6 +60,10 @@ private:
                     const std::vector<Value *> &blockInputs,
                     std::vector<Value *> &blockOutputs);
   void eraseDeadNodes();
+  /// Destroys `node` and forgets what the evaluator knew of its values.
+  void destroyNode(Node *node);
+  /// Replaces every use of `old`, and every unrolling loop's reference.
+  void replaceValue(Value *old, Value *replacement);
 
   const torch::jit::Module &module;
   std::shared_ptr<torch::jit::Graph> graph;
@@ -199,6 +203,40 @@ const ValueFacts &GraphSpecializer::requireStatic(Value *value, Node *node,
                     node);
 }
 
+void GraphSpecializer::replaceValue(Value *old, Value *replacement) {
+  old->replaceAllUsesWith(replacement);
+  // An unrolled loop holds the values its next iteration starts from as
+  // pointers, not uses: a prim::If folded in its body (a mode switch on a
+  // module attribute inside a time-step loop) must move them too.
+  for (auto &[loop, state] : loops) {
+    for (Value *&carried : state.carried)
+      if (carried == old)
+        carried = replacement;
+    if (state.nextCondition == old)
+      state.nextCondition = replacement;
+  }
+}
+
+void GraphSpecializer::destroyNode(Node *node) {
+  // The evaluator keys facts by Value*: a later value allocated at a freed
+  // one's address must not inherit them (a folded prim::If inside an
+  // unrolled loop turned a new value into a stale constant).
+  std::vector<Node *> nested = {node};
+  while (!nested.empty()) {
+    Node *current = nested.back();
+    nested.pop_back();
+    for (Value *output : current->outputs())
+      evaluator.forget(output);
+    for (Block *block : current->blocks()) {
+      for (Value *input : block->inputs())
+        evaluator.forget(input);
+      for (Node *inner : block->nodes())
+        nested.push_back(inner);
+    }
+  }
+  node->destroy();
+}
+
 Node *GraphSpecializer::inlineBlock(Block *block, Node *before,
                                     const std::vector<Value *> &blockInputs,
                                     std::vector<Value *> &blockOutputs) {
@@ -243,9 +281,9 @@ Node *GraphSpecializer::foldIf(Node *node) {
   std::vector<Value *> outputs;
   Node *first = inlineBlock(taken, node, {}, outputs);
   for (size_t i = 0; i < outputs.size(); ++i)
-    node->output(i)->replaceAllUsesWith(outputs[i]);
+    replaceValue(node->output(i), outputs[i]);
   Node *next = first ? first : node->next();
-  node->destroy();
+  destroyNode(node);
   return next;
 }
 
@@ -291,10 +329,10 @@ Node *GraphSpecializer::stepLoop(Node *node) {
     return first ? first : node;
   }
   for (size_t i = 0; i < node->outputs().size(); ++i)
-    node->output(i)->replaceAllUsesWith(state.carried[i]);
+    replaceValue(node->output(i), state.carried[i]);
   Node *next = node->next();
   loops.erase(it);
-  node->destroy();
+  destroyNode(node);
   return next;
 }
 
@@ -389,7 +427,11 @@ SpecializedGraph GraphSpecializer::run() {
                                    "' on inputs of the given shapes failed: ";
       throw ImportError(what + describeTorchException(error), node);
     }
-    evaluator.releaseDeadInputs(node);
+    evaluator.releaseDeadInputs(node, [&](const Value *value) {
+      return llvm::any_of(loops, [&](const auto &entry) {
+        return llvm::is_contained(entry.second.carried, value);
+      });
+    });
     node = node->next();
   }
   eraseDeadNodes();

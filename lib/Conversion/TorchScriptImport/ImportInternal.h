@@ -177,7 +177,11 @@ public:
   /// Computes the facts of `node`'s outputs (executing it when allowed).
   void evaluate(torch::jit::Node *node);
   /// Drops computed tensors nobody still needs (keeps their facts' shape).
-  void releaseDeadInputs(torch::jit::Node *node);
+  /// (Values `held` says the caller still holds, such as an unrolling
+  /// loop's next-iteration values, which have no use yet, are kept.)
+  void
+  releaseDeadInputs(torch::jit::Node *node,
+                    llvm::function_ref<bool(const torch::jit::Value *)> held);
   /// Module path of a module-valued graph value, if it is one.
   std::optional<std::string> modulePath(const torch::jit::Value *value) const;
   bool executesTensors() const { return executeTensors; }

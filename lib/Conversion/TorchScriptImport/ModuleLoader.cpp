@@ -353,5 +353,11 @@ mlir::memopt::detail::prepareMethodGraph(const torch::jit::Module &module,
   torch::jit::LowerSimpleTuples(graph);
   torch::jit::ConstantPropagationImmutableTypes(graph);
   torch::jit::ConstantPooling(graph);
+  // Inputs are named as the method's parameters (what input specs name):
+  // the graph's own names carry suffixes ("x.1") and lose the name to an
+  // inlined callee's "x" (GoogLeNet's _transform_input left "x0").
+  const auto &arguments = method->function().getSchema().arguments();
+  for (size_t i = 0; i < arguments.size() && i < graph->inputs().size(); ++i)
+    graph->inputs()[i]->setDebugName(arguments[i].name());
   return graph;
 }

@@ -405,8 +405,11 @@ static const Node *topLevelAncestor(const Node *node) {
   return node;
 }
 
-void NodeEvaluator::releaseDeadInputs(Node *node) {
+void NodeEvaluator::releaseDeadInputs(
+    Node *node, llvm::function_ref<bool(const tj::Value *)> held) {
   for (tj::Value *input : node->inputs()) {
+    if (held(input))
+      continue;
     ValueFacts *f = &facts(input);
     if (!f->value || !(f->value->isTensor() || f->value->isList()))
       continue;

@@ -112,6 +112,29 @@ class DataDependentIf(nn.Module):
         return x
 
 
+class ModeSwitchNeuron(nn.Module):
+    """A neuron whose charge rule is picked by a module attribute inside
+    the time-step loop, through a method with early returns (as
+    SpikingJelly's neuronal_charge is written)."""
+
+    def __init__(self, kind: str = "lif"):
+        super().__init__()
+        self.kind = kind
+
+    def charge(self, v, x):
+        if self.kind == "if":
+            return v + x
+        return v - v * 0.5 + x
+
+    def forward(self, x_seq):
+        v = torch.zeros_like(x_seq[0])
+        out: List[torch.Tensor] = []
+        for t in range(3):
+            v = self.charge(v, x_seq[t])
+            out.append(v)
+        return torch.stack(out)
+
+
 class CustomOp(nn.Module):
     def forward(self, x):
         return torch.ops.memopt_test.scale(x)
@@ -134,6 +157,7 @@ def main():
     torch.jit.script(DropoutNet()).save(str(HERE / "dropout.pt"))
     torch.jit.script(Nested()).save(str(HERE / "nested.pt"))
     torch.jit.script(DataDependentIf()).save(str(HERE / "data_dependent_if.pt"))
+    torch.jit.script(ModeSwitchNeuron()).save(str(HERE / "mode_switch.pt"))
     traced = torch.jit.trace(Nested().eval(), torch.randn(1, 3, 4, 4))
     traced.save(str(HERE / "traced.pt"))
     save_custom_op_model(HERE / "custom_op.pt")
