@@ -69,12 +69,14 @@ class SpikingVGG(nn.Module):
 
     Convolutions run on x.flatten(0, 1) ([T*B, C, H, W]); a 2x2 max-pool
     follows the blocks listed in `pool_after`; the head averages the last
-    feature map over space and time and applies a linear layer.
+    feature map over space and time and applies a linear layer. `neuron(T)`
+    makes each block's neuron (default: LIF).
     """
 
     def __init__(self, steps: int = 4, in_channels: int = 2,
                  channels: Sequence[int] = (16, 16, 32, 32, 64, 64, 64, 64),
-                 pool_after: Sequence[int] = (1, 3, 5), classes: int = 10):
+                 pool_after: Sequence[int] = (1, 3, 5), classes: int = 10,
+                 neuron: Optional[Callable[[int], nn.Module]] = None):
         super().__init__()
         self.steps = steps
         convs, bns, lifs = [], [], []
@@ -82,7 +84,7 @@ class SpikingVGG(nn.Module):
         for c_out in channels:
             convs.append(nn.Conv2d(c_in, c_out, 3, padding=1, bias=False))
             bns.append(nn.BatchNorm2d(c_out))
-            lifs.append(LIF(steps))
+            lifs.append(neuron(steps) if neuron else LIF(steps))
             c_in = c_out
         self.convs = nn.ModuleList(convs)
         self.bns = nn.ModuleList(bns)

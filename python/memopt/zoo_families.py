@@ -19,6 +19,16 @@ Inputs = List[tuple]
 # GPT-2-style decoder
 # ---------------------------------------------------------------------------
 
+def split_heads(qkv: torch.Tensor,
+                heads: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """[B, T, 3C] -> three [B, heads, T, C / heads]."""
+    b, t, c = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
+    q, k, v = qkv.split(c, dim=2)
+    return (q.view(b, t, heads, c // heads).transpose(1, 2),
+            k.view(b, t, heads, c // heads).transpose(1, 2),
+            v.view(b, t, heads, c // heads).transpose(1, 2))
+
+
 class MaskedSelfAttention(nn.Module):
     """Causal attention with the mask applied by masked_fill(-inf), as
     nanoGPT writes it without a fused kernel."""
@@ -35,12 +45,8 @@ class MaskedSelfAttention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, t, c = x.shape[0], x.shape[1], x.shape[2]
-        q, k, v = self.qkv(x).split(c, dim=2)
-        h = self.heads
-        q = q.view(b, t, h, c // h).transpose(1, 2)
-        k = k.view(b, t, h, c // h).transpose(1, 2)
-        v = v.view(b, t, h, c // h).transpose(1, 2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(c // h))
+        q, k, v = split_heads(self.qkv(x), self.heads)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(c // self.heads))
         att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
         att = self.attn_drop(F.softmax(att, dim=-1))
         y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
@@ -60,11 +66,7 @@ class FusedSelfAttention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, t, c = x.shape[0], x.shape[1], x.shape[2]
-        q, k, v = self.qkv(x).split(c, dim=2)
-        h = self.heads
-        q = q.view(b, t, h, c // h).transpose(1, 2)
-        k = k.view(b, t, h, c // h).transpose(1, 2)
-        v = v.view(b, t, h, c // h).transpose(1, 2)
+        q, k, v = split_heads(self.qkv(x), self.heads)
         p = self.dropout if self.training else 0.0
         y = F.scaled_dot_product_attention(q, k, v, dropout_p=p,
                                            is_causal=True)
@@ -281,46 +283,19 @@ class SpikingNeuron(nn.Module):
         return torch.stack(spikes)
 
 
-class SpikingConvNet(nn.Module):
-    """conv3x3-BatchNorm-neuron blocks on event frames [T, B, C, H, W]
-    (convolutions on x.flatten(0, 1)), max-pool after every second block,
-    a linear head on the spatial and temporal mean."""
-
-    def __init__(self, steps: int, in_channels: int, channels: List[int],
-                 classes: int, **neuron):
-        super().__init__()
-        self.steps = steps
-        self.convs = nn.ModuleList()
-        self.bns = nn.ModuleList()
-        self.neurons = nn.ModuleList()
-        c = in_channels
-        for w in channels:
-            self.convs.append(nn.Conv2d(c, w, 3, padding=1, bias=False))
-            self.bns.append(nn.BatchNorm2d(w))
-            self.neurons.append(SpikingNeuron(steps, **neuron))
-            c = w
-        self.fc = nn.Linear(c, classes)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        steps, batch = x.shape[0], x.shape[1]
-        i = 0
-        for conv, bn, neuron in zip(self.convs, self.bns, self.neurons):
-            y = bn(conv(x.flatten(0, 1)))
-            if i % 2 == 1:
-                y = F.max_pool2d(y, 2)
-            x = neuron(y.reshape([steps, batch] + list(y.shape[1:])))
-            i += 1
-        return self.fc(x.mean(dim=[0, 3, 4]))
-
-
 def spiking_family(neuron: str = "lif", surrogate: str = "atan",
                    reset: str = "hard", detach_reset: bool = True,
                    decay_input: bool = True, steps: int = 4, batch: int = 2,
                    size: int = 32, in_channels: int = 2,
                    channels: Tuple[int, ...] = (16, 32, 32, 64),
                    classes: int = 10):
-    model = SpikingConvNet(steps, in_channels, list(channels), classes,
-                           kind=neuron, surrogate=surrogate, reset=reset,
-                           detach_reset=detach_reset, decay_input=decay_input)
+    """conv3x3-BatchNorm-neuron blocks (memopt.zoo.SpikingVGG) on event
+    frames [T, B, C, H, W], max-pool after every second block."""
+    from memopt.zoo import SpikingVGG
+    pool_after = [i for i in range(len(channels)) if i % 2 == 1]
+    model = SpikingVGG(steps, in_channels, list(channels), pool_after,
+                       classes, neuron=lambda t: SpikingNeuron(
+                           t, neuron, surrogate, reset, detach_reset,
+                           decay_input))
     return model.train(), [("x", (steps, batch, in_channels, size, size),
                             "events")]
