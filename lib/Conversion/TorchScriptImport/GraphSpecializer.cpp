@@ -218,9 +218,8 @@ void GraphSpecializer::replaceValue(Value *old, Value *replacement) {
 }
 
 void GraphSpecializer::destroyNode(Node *node) {
-  // The evaluator keys facts by Value*: a later value allocated at a freed
-  // one's address must not inherit them (a folded prim::If inside an
-  // unrolled loop turned a new value into a stale constant).
+  // The evaluator keys facts by Value*: a value later allocated at a freed
+  // one's address must not inherit them.
   std::vector<Node *> nested = {node};
   while (!nested.empty()) {
     Node *current = nested.back();
