@@ -43,14 +43,15 @@ def damage(compiled, path, old: bytes, new: bytes):
 
 @pytest.mark.parametrize("old, new, expected", [
     (b"aten::conv2d", b"aten::conv9d",
-     "no registered operator matches `%16 : Tensor = aten::conv9d("),
+     ["no registered operator matches `%", "= aten::conv9d(%0, %1"]),
     (b"graph(%0 : Tensor", b"graph(%0 ; Tensor",
-     "cannot parse the region graph (TorchScript IR): expected a valid token "
-     "but found ' ' here: `graph(%0 ; Tensor,`"),
+     ["cannot parse the region graph (TorchScript IR): expected a valid "
+      "token but found ' ' here", "`graph(%0 ; Tensor,`"]),
+    # PyTorch 2.x adds a sentence after "unknown type specifier".
     (b"%1 : Tensor", b"%1 : Tensox",
-     "cannot parse the region graph (TorchScript IR): unknown type "
-     "specifier: `%1 : Tensox,`"),
-    (b'"keep"', b'"kepp"', "memopt: unknown save policy 'kepp'"),
+     ["cannot parse the region graph (TorchScript IR): unknown type "
+      "specifier", "`%1 : Tensox,`"]),
+    (b'"keep"', b'"kepp"', ["memopt: unknown save policy 'kepp'"]),
 ])
 def test_damaged_region_is_one_line(compiled, tmp_path, old, new, expected):
     model = torch.jit.load(str(damage(compiled, tmp_path / "d.pt", old, new)))
@@ -59,5 +60,7 @@ def test_damaged_region_is_one_line(compiled, tmp_path, old, new, expected):
     memopt_lines = [line for line in str(error.value).splitlines()
                     if line.startswith("RuntimeError: memopt")]
     assert len(memopt_lines) == 1, str(error.value)
-    assert expected in memopt_lines[0], memopt_lines[0]
+    assert memopt_lines[0].startswith("RuntimeError: memopt")
+    for part in expected:
+        assert part in memopt_lines[0], memopt_lines[0]
     assert str(error.value).rstrip().endswith(memopt_lines[0].rstrip())
