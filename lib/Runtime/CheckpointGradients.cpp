@@ -87,10 +87,13 @@ variable_list regionInputGradients(const torch::autograd::edge_list &roots,
     if (!accumulator)
       continue; // unused by the recompute: no gradient
     accumulator->add_pre_hook(std::make_unique<TakeGradient>(slots, k));
-    if (k < originals.size() && originals[k].defined())
-      accumulator->add_post_hook(std::make_unique<DeliverGradient>(
-          slots, k,
-          torch::autograd::impl::try_get_grad_accumulator(originals[k])));
+    std::shared_ptr<Node> target =
+        k < originals.size() && originals[k].defined()
+            ? torch::autograd::impl::try_get_grad_accumulator(originals[k])
+            : nullptr;
+    if (target) // else the gradient stays in its slot and is returned
+      accumulator->add_post_hook(
+          std::make_unique<DeliverGradient>(slots, k, std::move(target)));
     wrt.emplace_back(std::move(accumulator), 0);
   }
   if (!roots.empty() && !wrt.empty())
