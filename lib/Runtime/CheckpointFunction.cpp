@@ -124,14 +124,14 @@ struct CheckpointFunction
     // accumulators, which exist when the recompute used them. Parameters
     // whose only consumer is this call get theirs added to `.grad` there.
     std::vector<size_t> wrtIndex;
-    std::vector<at::Tensor> leaves, direct;
+    std::vector<at::Tensor> leaves;
+    std::vector<std::shared_ptr<torch::autograd::Node>> direct;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i].requires_grad() || !ctx->needs_input_grad(i))
         continue;
       wrtIndex.push_back(i);
       leaves.push_back(inputs[i]);
-      at::Tensor original = state->saved.original(i, kept);
-      direct.push_back(accumulatesDirectly(original) ? original : at::Tensor());
+      direct.push_back(directAccumulator(state->saved.original(i, kept)));
     }
 
     // One gradient per forward argument: the tensors, then the call.

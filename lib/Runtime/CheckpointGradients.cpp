@@ -57,28 +57,29 @@ struct DeliverGradient : torch::autograd::FunctionPostHook {
 
 } // namespace
 
-bool accumulatesDirectly(const at::Tensor &original) {
+std::shared_ptr<Node> directAccumulator(const at::Tensor &original) {
   if (!original.defined() || !original.is_leaf() || !original.requires_grad())
-    return false;
+    return nullptr;
   // Only a backward that accumulates into every leaf it reaches: with
   // `inputs=` or autograd.grad the original's `.grad` must stay untouched.
   const auto *execInfo = torch::autograd::get_current_graph_task_exec_info();
   if (!execInfo || !execInfo->empty())
-    return false;
+    return nullptr;
   std::shared_ptr<Node> accumulator =
       torch::autograd::impl::try_get_grad_accumulator(original);
   if (!accumulator || compat::leafHasGradientHooks(original, *accumulator))
-    return false;
+    return nullptr;
   // This reference and the region call's edge: any other holder is another
   // consumer whose gradient eager would sum with this one before adding it
   // to `.grad`, an order the direct path could not keep.
-  return accumulator.use_count() == 2;
+  return accumulator.use_count() == 2 ? accumulator : nullptr;
 }
 
-variable_list regionInputGradients(const torch::autograd::edge_list &roots,
-                                   const variable_list &rootGrads,
-                                   const std::vector<at::Tensor> &leaves,
-                                   const std::vector<at::Tensor> &originals) {
+variable_list
+regionInputGradients(const torch::autograd::edge_list &roots,
+                     const variable_list &rootGrads,
+                     const std::vector<at::Tensor> &leaves,
+                     const std::vector<std::shared_ptr<Node>> &targets) {
   auto slots = std::make_shared<GradientSlots>(leaves.size());
   torch::autograd::edge_list wrt;
   for (size_t k = 0; k < leaves.size(); ++k) {
@@ -87,13 +88,9 @@ variable_list regionInputGradients(const torch::autograd::edge_list &roots,
     if (!accumulator)
       continue; // unused by the recompute: no gradient
     accumulator->add_pre_hook(std::make_unique<TakeGradient>(slots, k));
-    std::shared_ptr<Node> target =
-        k < originals.size() && originals[k].defined()
-            ? torch::autograd::impl::try_get_grad_accumulator(originals[k])
-            : nullptr;
-    if (target) // else the gradient stays in its slot and is returned
+    if (k < targets.size() && targets[k])
       accumulator->add_post_hook(
-          std::make_unique<DeliverGradient>(slots, k, std::move(target)));
+          std::make_unique<DeliverGradient>(slots, k, targets[k]));
     wrt.emplace_back(std::move(accumulator), 0);
   }
   if (!roots.empty() && !wrt.empty())

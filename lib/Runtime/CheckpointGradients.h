@@ -19,29 +19,32 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include <memory>
 #include <vector>
 
 namespace memopt::runtime {
 
-/// Whether `original`'s gradient can go straight into its `.grad` from inside
-/// the backward of the region call that holds it (see above): the outer
-/// backward accumulates into leaves (no `inputs=`, not autograd.grad), the
-/// tensor is a leaf whose grad accumulator has no hooks, and no autograd node
-/// but the region call's own points at that accumulator (another use, a second
-/// forward still alive, or a holder such as DDP's reducer all keep the
-/// ordinary path, so the sum into `.grad` stays eager's).
-bool accumulatesDirectly(const at::Tensor &original);
+/// The grad accumulator of `original` when its gradient can go straight into
+/// its `.grad` from inside the backward of the region call that holds it
+/// (see above): the outer backward accumulates into leaves (no `inputs=`,
+/// not autograd.grad), the tensor is a leaf whose accumulator has no hooks,
+/// and no autograd node but the region call's own points at that accumulator
+/// (another use, a second forward still alive, or a holder such as DDP's
+/// reducer all keep the ordinary path, so the sum into `.grad` stays
+/// eager's). Null otherwise.
+std::shared_ptr<torch::autograd::Node>
+directAccumulator(const at::Tensor &original);
 
 /// Runs the region's backward from `roots` (seeded with `rootGrads`) to the
 /// restored leaves `leaves`, returning one gradient per leaf (undefined where
-/// none reached it). Where `originals[k]` is defined, that leaf's gradient
-/// is accumulated into `originals[k].grad` as soon as it is computed and its
-/// entry is left undefined.
-torch::autograd::variable_list
-regionInputGradients(const torch::autograd::edge_list &roots,
-                     const torch::autograd::variable_list &rootGrads,
-                     const std::vector<at::Tensor> &leaves,
-                     const std::vector<at::Tensor> &originals);
+/// none reached it). Where `targets[k]` is set (a directAccumulator), that
+/// leaf's gradient goes to it as soon as it is computed and its entry is
+/// left undefined.
+torch::autograd::variable_list regionInputGradients(
+    const torch::autograd::edge_list &roots,
+    const torch::autograd::variable_list &rootGrads,
+    const std::vector<at::Tensor> &leaves,
+    const std::vector<std::shared_ptr<torch::autograd::Node>> &targets);
 
 } // namespace memopt::runtime
 

@@ -15,7 +15,6 @@
 #include <torch/csrc/jit/runtime/interpreter.h>
 
 #include <mutex>
-#include <sstream>
 #include <unordered_map>
 
 namespace memopt::runtime {
@@ -77,34 +76,6 @@ Region::Region(std::shared_ptr<torch::jit::Graph> graph,
 
 Region::~Region() = default;
 
-/// The IR parser's error on one line: its message (up to the line ending
-/// in ':'), then the source line it marks ("<message>:\n<context lines>\n
-/// <line>\n   ~ <--- HERE\n...").
-static std::string oneLineParseError(const std::string &what) {
-  std::vector<std::string> lines;
-  std::string line;
-  std::istringstream in(what);
-  while (std::getline(in, line))
-    lines.push_back(line);
-  std::string message, source;
-  bool inMessage = true;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find("<--- HERE") != std::string::npos) {
-      if (i > 0)
-        source = lines[i - 1];
-      break;
-    }
-    if (!inMessage || lines[i].find_first_not_of(" \t") == std::string::npos)
-      continue;
-    message += (message.empty() ? "" : " ") + lines[i];
-    inMessage = lines[i].back() != ':';
-  }
-  size_t first = source.find_first_not_of(" \t");
-  if (first != std::string::npos)
-    message += " `" + source.substr(first) + "`";
-  return message.empty() ? what : message;
-}
-
 std::shared_ptr<const Region> Region::get(const std::string &ir,
                                           const std::string &regionName) {
   static std::mutex mutex;
@@ -122,7 +93,7 @@ std::shared_ptr<const Region> Region::get(const std::string &ir,
   } catch (const std::exception &e) {
     TORCH_CHECK(false, prefix(regionName),
                 "cannot parse the region graph (TorchScript IR): ",
-                oneLineParseError(e.what()));
+                describeRegionIRParseError(e.what()));
   }
   auto region = std::make_shared<const Region>(std::move(graph), regionName);
   std::lock_guard<std::mutex> lock(mutex);

@@ -252,10 +252,9 @@ LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
     torch::jit::parseIR(::memopt::runtime::normalizeRegionIR(regionText),
                         &reread);
   } catch (const std::exception &e) {
-    std::string what = e.what();
     return op.emitError("cannot export checkpoint region '")
            << op.getLabel() << "': the runtime could not read its graph: "
-           << StringRef(what).split('\n').first;
+           << ::memopt::runtime::describeRegionIRParseError(e.what());
   }
 
   // The call in the enclosing graph.
