@@ -78,7 +78,7 @@ def worker(args) -> None:
         model = torch.jit.load(args.pt)
         model.train()
     gen = torch.Generator().manual_seed(1)
-    xs = [torch.randn(*shape, generator=gen) for _, shape in inputs]
+    xs = [torch.randn(*spec[1], generator=gen) for spec in inputs]
     peak, leaked = measure_step(model, xs, stats, steps=args.steps)
     print(json.dumps({"peak": peak, "leaked": leaked}))
 

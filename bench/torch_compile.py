@@ -63,7 +63,7 @@ def variant_worker(spec):
     stats = measure.load_runtime()
     name, kwargs = spec["zoo"], spec["kwargs"]
     model, shapes = measure.build_zoo_model(name, kwargs, 0)
-    inputs = measure.make_inputs(name, shapes)
+    inputs = measure.make_inputs(shapes)
     compile_s = 0.0
     if spec["kind"] == "torch.compile":
         import torch._functorch.config as functorch_config

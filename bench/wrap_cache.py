@@ -37,14 +37,14 @@ t_import = time.perf_counter() - t_start
 torch.set_num_threads(1)
 name, size, cache = sys.argv[1], sys.argv[2], sys.argv[3]
 model, shapes = zoo.build(name, size)
-x = measure.make_inputs(name, shapes)
+x = measure.make_inputs(shapes)
 t0 = time.perf_counter()
 wrapped = memopt.wrap(model, tuple(x), cache_dir=cache, verbose=False)
 seconds = time.perf_counter() - t0
 plan = next(iter(wrapped._memopt_plans.values()))
 print(json.dumps({"wrap_s": seconds, "import_s": t_import,
                   "hit": plan.cache_hit,
-                  "shapes": [f"{n}:{'x'.join(map(str, s))}" for n, s in shapes]}))
+                  "shapes": zoo.input_specs(shapes)}))
 """
 
 

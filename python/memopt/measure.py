@@ -463,10 +463,10 @@ def build_zoo_model(name: str, kwargs: Optional[dict] = None,
     return model.train(), inputs
 
 
-def make_inputs(name: str, inputs, seed: int = 1) -> List[torch.Tensor]:
+def make_inputs(inputs, seed: int = 1) -> List[torch.Tensor]:
     """Deterministic inputs for a zoo entry: token ids below the vocabulary
-    ("tokens:<vocab>"), event frames (0/1, 20 % ones; "events" and the
-    spiking VGG), standard normal otherwise."""
+    ("tokens:<vocab>"), event frames (0/1, 20 % ones; "events"), standard
+    normal otherwise."""
     from memopt import zoo
     gen = torch.Generator().manual_seed(seed)
     tensors = []
@@ -475,7 +475,7 @@ def make_inputs(name: str, inputs, seed: int = 1) -> List[torch.Tensor]:
         if kind.startswith("tokens:"):
             tensors.append(torch.randint(int(kind.split(":")[1]), shape,
                                          generator=gen))
-        elif kind == "events" or name.startswith("spiking"):
+        elif kind == "events":
             tensors.append((torch.rand(*shape, generator=gen) < 0.2).float())
         else:
             tensors.append(torch.randn(*shape, generator=gen))
@@ -605,7 +605,7 @@ def worker(spec: dict) -> dict:
     seed = int(spec.get("seed", 0))
     steps, warmup = int(spec.get("steps", 3)), int(spec.get("warmup", 1))
     _, shapes = build_zoo_model(name, kwargs, seed)
-    inputs = make_inputs(name, shapes)
+    inputs = make_inputs(shapes)
     result: dict = {"inputs": _shape_specs(shapes),
                     "threads": torch.get_num_threads(), "compiled": {}}
 

@@ -128,7 +128,8 @@ def spiking_vgg(steps: int = 4, batch: int = 2, size: int = 48,
                 pool_after.append(i)
                 s //= 2
     model = SpikingVGG(steps, in_channels, channels, pool_after, classes)
-    return model.train(), [("x", (steps, batch, in_channels, size, size))]
+    return model.train(), [("x", (steps, batch, in_channels, size, size),
+                            "events")]
 
 
 # ---------------------------------------------------------------------------

@@ -46,3 +46,11 @@ def compare_on_right_convolutions():
     if os.environ.get("MEMOPT_TEST_ONEDNN_WRONG"):
         torch.backends.mkldnn.enabled = False
 
+
+def zip_record_data_offset(raw: bytes, info) -> int:
+    """Where the data of zip record `info` (a zipfile.ZipInfo) starts in the
+    archive bytes `raw`: after its 30-byte local header, name and extra
+    field (the local lengths, which may differ from the directory's)."""
+    local = info.header_offset
+    return local + 30 + int.from_bytes(raw[local + 26:local + 28], "little") \
+        + int.from_bytes(raw[local + 28:local + 30], "little")

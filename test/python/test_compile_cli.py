@@ -19,7 +19,8 @@ import zipfile
 import pytest
 import torch
 
-from conftest import REPO, runtime_library_path, tool_path
+from conftest import REPO, runtime_library_path, tool_path, \
+    zip_record_data_offset
 
 INPUTS = REPO / "test" / "Compile" / "Inputs"
 CHAIN = INPUTS / "chain_cnn.pt"
@@ -369,9 +370,7 @@ def test_bad_input_is_one_line(tmp_path, args, expected):
     with zipfile.ZipFile(CHAIN) as archive:  # 50 bits in the first weight
         info = next(i for i in archive.infolist()
                     if i.filename.endswith("data/0"))
-        start = info.header_offset + 30 + len(info.filename.encode()) + \
-            int.from_bytes(flipped[info.header_offset + 28:
-                                   info.header_offset + 30], "little")
+    start = zip_record_data_offset(flipped, info)
     for i in range(50):
         flipped[start + (i * 13) % info.file_size] ^= 1 << (i % 8)
     (tmp_path / "flipped.pt").write_bytes(bytes(flipped))

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 import torch
 
-from conftest import REPO, tool_path
+from conftest import REPO, tool_path, zip_record_data_offset
 
 INPUTS = REPO / "test" / "Conversion" / "Inputs"
 CONV_BN = INPUTS / "conv_bn.pt"
@@ -70,9 +70,9 @@ def test_corrupt_payload_inside_valid_zip(tmp_path):
 
 
 def rewrite_archive(source, path, compression, damage=None):
-    """`source` record by record into `path`; `damage(name, data)` may
-    return changed bytes for a record (the directory keeps the original
-    CRC-32, as a flipped bit on disk would)."""
+    """`source` record by record into `path`, then, in every record whose
+    name `damage(name)` picks, up to 50 stored bytes flipped in place (the
+    directory keeps the original CRC-32, as a flipped bit on disk would)."""
     import zipfile
     src = zipfile.ZipFile(source)
     with zipfile.ZipFile(path, "w", compression=compression) as out:
@@ -85,15 +85,9 @@ def rewrite_archive(source, path, compression, damage=None):
     raw = bytearray(path.read_bytes())
     with zipfile.ZipFile(path) as archive:
         for info in archive.infolist():
-            changed = damage(info.filename, None)
-            if not changed:
+            if not damage(info.filename):
                 continue
-            # Data starts after the 30-byte local header, name and extra.
-            start = info.header_offset + 30 + \
-                int.from_bytes(raw[info.header_offset + 26:
-                                   info.header_offset + 28], "little") + \
-                int.from_bytes(raw[info.header_offset + 28:
-                                   info.header_offset + 30], "little")
+            start = zip_record_data_offset(raw, info)
             for offset in range(0, min(info.compress_size, 50 * 7), 7):
                 raw[start + offset] ^= 0x10
     path.write_bytes(bytes(raw))
@@ -105,7 +99,7 @@ def test_bit_flips_inside_a_weight_record(tmp_path):
     and would load different weights; the importer names the record."""
     path = rewrite_archive(
         CONV_BN, tmp_path / "flipped.pt", 0,
-        damage=lambda name, _: name.endswith("data/0"))
+        damage=lambda name: name.endswith("data/0"))
     torch.jit.load(str(path))  # what the check is for: this succeeds
     assert_one_error_line(run_import(path, "--input-shape", "x:2x3x8x8"),
                           "data/0' does not match its CRC-32")
@@ -124,7 +118,7 @@ def test_damaged_deflated_record(tmp_path):
     import zipfile
     path = rewrite_archive(
         CONV_BN, tmp_path / "deflated.pt", zipfile.ZIP_DEFLATED,
-        damage=lambda name, _: name.endswith("data/0"))
+        damage=lambda name: name.endswith("data/0"))
     result = run_import(path, "--input-shape", "x:2x3x8x8")
     assert_one_error_line(result, "corrupt or truncated zip archive (record '")
 

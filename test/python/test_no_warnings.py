@@ -36,7 +36,7 @@ TRAIN = textwrap.dedent("""
     from memopt import measure
     name, kwargs, path = sys.argv[1], eval(sys.argv[2]), sys.argv[3]
     _, shapes = measure.build_zoo_model(name, kwargs, 0)
-    inputs = measure.make_inputs(name, shapes)
+    inputs = measure.make_inputs(shapes)
     gc.collect()
     print("=== begin", file=sys.stderr, flush=True)
     measure.load_runtime()

@@ -90,8 +90,8 @@ def worker(spec: dict) -> dict:
     torch.set_num_threads(1)
     name, kwargs, cache_dir = spec["model"], spec["kwargs"], spec["cache_dir"]
     _, shapes = measure.build_zoo_model(name, kwargs)
-    x = measure.make_inputs(name, shapes, seed=1)
-    x_val = measure.make_inputs(name, shapes, seed=2)
+    x = measure.make_inputs(shapes, seed=1)
+    x_val = measure.make_inputs(shapes, seed=2)
     result = {"model": name, "optimizers": {}}
 
     def build(seed=0):
@@ -793,7 +793,7 @@ def _svg_curve_points(svg_path, gid):
 def test_summary_and_timeline_figure(tmp_path):
     from memopt import zoo
     model, shapes = zoo.build("spiking_vgg", "small")
-    x = measure.make_inputs("spiking_vgg", shapes)
+    x = measure.make_inputs(shapes)
     wrapped = memopt.wrap(model, tuple(x), prefer="memory",
                           cache_dir=tmp_path / "cache", verbose=False)
     s = memopt.summary(wrapped)
@@ -840,7 +840,7 @@ import sys, time, json, torch
 from memopt import zoo, measure
 import memopt
 model, shapes = zoo.build("transformer_encoder", "small")
-x = measure.make_inputs("transformer_encoder", shapes)
+x = measure.make_inputs(shapes)
 t0 = time.perf_counter()
 wrapped = memopt.wrap(model, tuple(x), cache_dir=sys.argv[1], verbose=False)
 seconds = time.perf_counter() - t0
