@@ -223,7 +223,8 @@ def derive_spec(name, overload, configs, build):
     sample = build(configs[0])
     grad_able = [k for k, a in enumerate(sample)
                  if (isinstance(a, T) and a.grad) or
-                 (isinstance(a, list) and a and isinstance(a[0], T))]
+                 (isinstance(a, list) and a and isinstance(a[0], T) and
+                  a[0].grad)]
     for n in range(len(grad_able) + 1):
         for gp in itertools.combinations(grad_able, n):
             runs = [run_once(name, overload, build(c), set(gp))

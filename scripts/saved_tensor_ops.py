@@ -181,6 +181,22 @@ SPECS = [
     ("aten::sqrt", "default", SEQ, lambda c: [seq(c)]),
     ("aten::abs", "default", SEQ, lambda c: [seq(c)]),
     ("aten::square", "default", SEQ, lambda c: [seq(c)]),
+    # Advanced indexing by integer tensors: rows of a table (6 x d) gathered
+    # by a buffer of indices (Swin's relative position bias).
+    ("aten::index", "Tensor", SEQ, lambda c: [
+        T(6, c["d"]), [C(c["n"], c["s"], dtype=torch.int64)]]),
+    # Padding (F.pad) and cyclic shifts (shifted windows).
+    ("aten::pad", "default", IMG, lambda c: [
+        img(c), [1, 2, 0, 1], "constant", None]),
+    ("aten::constant_pad_nd", "default", IMG, lambda c: [
+        img(c), [1, 2, 0, 1], 0.0]),
+    ("aten::roll", "default", IMG, lambda c: [img(c), [1, -2], [2, 3]]),
+    # Buffers made and filled in forward (attention masks: zeros, then
+    # slice assignments).
+    ("aten::new_zeros", "default", SEQ, lambda c: [
+        seq(c), [c["s"], c["d"]], None, None, None, None]),
+    ("aten::copy_", "default", SEQ, lambda c: [seq(c), seq(c), False]),
+    ("aten::fill_", "Scalar", SEQ, lambda c: [seq(c), 1.0]),
     # Token embeddings: rows of the table (10 x d) picked by int64 indices.
     ("aten::embedding", "default", SEQ, lambda c: [
         T(10, c["d"]), C(c["n"], c["s"], dtype=torch.int64), -1, False,

@@ -5,6 +5,7 @@
 #include "memopt/Analysis/SavedTensorTable.h"
 #include "memopt/Analysis/TensorBytes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -175,8 +176,23 @@ static void guessEffects(TorchOp op, function_ref<bool(Value)> requiresGrad,
       fx.savedValues.push_back(result);
 }
 
+/// The constant an argument is: written in the op, or a module attribute
+/// (`attn.attention_dropout`) whose value the function assumes
+/// (memopt.assumes; the exported module checks it before running).
+static Attribute getConstantArg(TorchOp op, Attribute arg) {
+  auto ref = dyn_cast<OperandRefAttr>(arg);
+  if (!ref)
+    return arg;
+  auto read = op->getOperand(ref.getIndex()).getDefiningOp<GetAttrOp>();
+  auto func = op->getParentOfType<func::FuncOp>();
+  if (!read || !func)
+    return {};
+  auto assumes = func->getAttrOfType<DictionaryAttr>("memopt.assumes");
+  return assumes ? assumes.get(read.getPath()) : Attribute();
+}
+
 /// ATen's dropouts return their input itself when p is 0 or training is
-/// off (constants here): no noise, no autograd node.
+/// off: no noise, no autograd node.
 static bool isIdentityDropout(TorchOp op) {
   SimulatorRule rule = lookupOperator(op.getName()).simulator;
   if (rule != SimulatorRule::Dropout && rule != SimulatorRule::IdentityDropout)
@@ -184,8 +200,8 @@ static bool isIdentityDropout(TorchOp op) {
   ArrayRef<Attribute> args = op.getArgs().getValue();
   if (args.size() != 3 || !isa<OperandRefAttr>(args[0]))
     return false;
-  auto p = dyn_cast<FloatAttr>(args[1]);
-  auto train = dyn_cast<BoolAttr>(args[2]);
+  auto p = dyn_cast_or_null<FloatAttr>(getConstantArg(op, args[1]));
+  auto train = dyn_cast_or_null<BoolAttr>(getConstantArg(op, args[2]));
   return (p && p.getValueAsDouble() == 0) || (train && !train.getValue());
 }
 

@@ -36,7 +36,13 @@ int64_t mlir::memopt::getDeviceBytes(Type type) {
 }
 
 bool mlir::memopt::isTensorLike(Type type) {
-  if (auto list = dyn_cast<ListType>(type))
-    return isa<TensorType>(list.getElementType());
+  if (auto list = dyn_cast<ListType>(type)) {
+    Type element = list.getElementType();
+    // List[Optional[Tensor]] (advanced indexing: x[idx], x[:, idx]): its
+    // Nones are constant arguments of the construct, its operands tensors.
+    if (auto script = dyn_cast<ScriptType>(element))
+      return script.getName() == "Tensor?";
+    return isa<TensorType>(element);
+  }
   return isa<TensorType>(type);
 }

@@ -70,6 +70,41 @@ func.func @dropout(%x: tensor<8x4xf32>) -> tensor<8x16xf32> {
   return %d : tensor<8x16xf32>
 }
 
+// The probability read from a module attribute the function assumes (as
+// Swin's `attn.attention_dropout = 0.0`; the exported module checks it):
+// p = 0 returns the input itself, nothing saved and no noise; the same read
+// with p = 0.5 assumed is an ordinary dropout. Without an assumed value the
+// model cannot know p and charges a dropout.
+// CHECK-LABEL: memory-model @assumed_zero_dropout
+// CHECK-NOT: saved aten::dropout
+// CHECK: forward aten::dropout live 512
+func.func @assumed_zero_dropout(%x: tensor<8x4xf32>) -> tensor<8x16xf32>
+    attributes {memopt.assumes = {"attn.p" = 0.000000e+00 : f64}} {
+  %w = memopt.param "fc.weight" : tensor<16x4xf32>
+  %h = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none]
+      : (tensor<8x4xf32>, tensor<16x4xf32>) -> tensor<8x16xf32>
+  %a = memopt.op "aten::relu"(%h) [#memopt.arg<0>] : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %p = memopt.get_attr "attn.p" : f64
+  %d = memopt.op "aten::dropout"(%a, %p) [#memopt.arg<0>, #memopt.arg<1>, true] {nondeterministic}
+      : (tensor<8x16xf32>, f64) -> tensor<8x16xf32>
+  return %d : tensor<8x16xf32>
+}
+
+// CHECK-LABEL: memory-model @assumed_half_dropout
+// CHECK: saved aten::dropout 512
+// CHECK: forward aten::dropout live 1536
+func.func @assumed_half_dropout(%x: tensor<8x4xf32>) -> tensor<8x16xf32>
+    attributes {memopt.assumes = {"attn.p" = 5.000000e-01 : f64}} {
+  %w = memopt.param "fc.weight" : tensor<16x4xf32>
+  %h = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none]
+      : (tensor<8x4xf32>, tensor<16x4xf32>) -> tensor<8x16xf32>
+  %a = memopt.op "aten::relu"(%h) [#memopt.arg<0>] : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %p = memopt.get_attr "attn.p" : f64
+  %d = memopt.op "aten::dropout"(%a, %p) [#memopt.arg<0>, #memopt.arg<1>, true] {nondeterministic}
+      : (tensor<8x16xf32>, f64) -> tensor<8x16xf32>
+  return %d : tensor<8x16xf32>
+}
+
 // An operator the table does not know is reported, and modelled as saving
 // its operand and result rather than nothing.
 // CHECK-LABEL: memory-model @unknown

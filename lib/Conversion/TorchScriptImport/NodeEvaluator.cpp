@@ -92,18 +92,40 @@ static bool isSizeListQuery(const Node *node) {
          node->inputs().size() == 1;
 }
 
+/// True unless every index of an advanced-indexing list is known to be an
+/// integer tensor (or None): a boolean mask selects a data-dependent number
+/// of elements, integer indices select exactly their own shape's worth.
+static bool mayIndexByMask(const ValueFacts *indices) {
+  if (!indices || !indices->value || !indices->value->isList())
+    return true;
+  for (const c10::IValue &index : indices->value->toListRef()) {
+    if (index.isNone())
+      continue;
+    if (!index.isTensor())
+      return true;
+    c10::ScalarType dtype = index.toTensor().scalar_type();
+    if (dtype == c10::kBool || dtype == c10::kByte)
+      return true;
+  }
+  return false;
+}
+
 /// Ops whose result shape depends on tensor data.
-static bool hasDataDependentShape(const Node *node) {
+static bool hasDataDependentShape(const Node *node,
+                                  const NodeEvaluator &evaluator) {
   static const std::set<std::string> ops = {
       "aten::nonzero",       "aten::nonzero_numpy",
       "aten::masked_select", "aten::unique",
       "aten::_unique",       "aten::_unique2",
       "aten::unique_dim",    "aten::unique_consecutive",
       "aten::argwhere",      "aten::repeat_interleave",
-      "aten::bincount",      "aten::index",
-      "aten::item",          "aten::tolist",
-      "prim::tolist"};
-  return ops.count(node->kind().toQualString()) != 0;
+      "aten::bincount",      "aten::item",
+      "aten::tolist",        "prim::tolist"};
+  std::string kind = node->kind().toQualString();
+  // table[index_tensor] (relative position biases, gathers by a buffer).
+  if (kind == "aten::index" && node->inputs().size() == 2)
+    return mayIndexByMask(evaluator.lookup(node->input(1)));
+  return ops.count(kind) != 0;
 }
 
 /// Types whose values are tensors only (or None): data, never a number
@@ -140,14 +162,14 @@ static bool isPassThrough(const Node *node) {
 /// True when `node` computes from tensor data something that is not a
 /// tensor (x.sum() > 0, int(t)) or a tensor whose shape it decides: what
 /// the import reads of a run besides shapes.
-static bool readsTensorData(const Node *node) {
+static bool readsTensorData(const Node *node, const NodeEvaluator &evaluator) {
   if (isShapeQuery(node) || isPassThrough(node) ||
       llvm::none_of(node->inputs(), [](const tj::Value *input) {
         return containsTensor(input->type());
       }))
     return false;
   std::string kind = node->kind().toQualString();
-  if (hasDataDependentShape(node) ||
+  if (hasDataDependentShape(node, evaluator) ||
       (kind == "aten::where" && node->inputs().size() == 1) ||
       (kind == "aten::tensor_split" &&
        node->input(1)->type()->kind() == c10::TypeKind::TensorType))
@@ -300,14 +322,15 @@ void NodeEvaluator::evaluate(Node *node) {
               (!producesTensor && (!anyTensorInput || isShapeQuery(node)) &&
                !sideEffects && !nondeterministic && inputsStatic));
   if (run) {
-    if (mode.madeUpData && readsTensorData(node))
+    if (mode.madeUpData && readsTensorData(node, *this))
       throw ExactRunRequired();
     execute(node);
   }
 
   // Random draws change data, never shapes; only a scalar read out of tensor
   // data (item, Bool(t), x.sum() > 0 via aten::gt -> Bool) is data.
-  bool shapesStatic = run && inputsStatic && !hasDataDependentShape(node);
+  bool shapesStatic =
+      run && inputsStatic && !hasDataDependentShape(node, *this);
   bool nodeStatic = shapesStatic && !nondeterministic;
   for (tj::Value *output : node->outputs()) {
     ValueFacts &f = facts(output);

@@ -112,6 +112,34 @@ class DataDependentIf(nn.Module):
         return x
 
 
+class GatheredBias(nn.Module):
+    """A bias gathered from a parameter table by a buffer of integer indices
+    (as Swin's relative position bias is), then control flow on the shape
+    of a value computed from it: integer indices select exactly their own
+    shape, so the condition is static and folds."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(5, 4))
+        self.register_buffer("index", torch.tensor([[0, 2], [4, 1], [3, 3]]))
+
+    def forward(self, x):
+        y = x + self.table[self.index]
+        if y.shape[0] >= 3:
+            y = y * 2.0
+        return y
+
+
+class MaskedIndexIf(nn.Module):
+    """Indexing by a boolean mask: how many elements it selects is data."""
+
+    def forward(self, x):
+        y = x[x > 0]
+        if y.shape[0] > 2:
+            return y * 2.0
+        return y
+
+
 class ModeSwitchNeuron(nn.Module):
     """A neuron whose charge rule is picked by a module attribute inside
     the time-step loop, through a method with early returns (as
@@ -158,6 +186,8 @@ def main():
     torch.jit.script(Nested()).save(str(HERE / "nested.pt"))
     torch.jit.script(DataDependentIf()).save(str(HERE / "data_dependent_if.pt"))
     torch.jit.script(ModeSwitchNeuron()).save(str(HERE / "mode_switch.pt"))
+    torch.jit.script(GatheredBias()).save(str(HERE / "gathered_bias.pt"))
+    torch.jit.script(MaskedIndexIf()).save(str(HERE / "masked_index_if.pt"))
     traced = torch.jit.trace(Nested().eval(), torch.randn(1, 3, 4, 4))
     traced.save(str(HERE / "traced.pt"))
     save_custom_op_model(HERE / "custom_op.pt")

@@ -2,6 +2,8 @@
 // there is one. (test/python/test_import_errors.py checks exit codes.)
 // RUN: not memopt-translate --import-torchscript %S/../Inputs/data_dependent_if.pt --input-shape x:2x3 2>&1 | FileCheck %s --check-prefix=DATA
 // DATA: memopt: error: prim::If condition depends on tensor data (through 'aten::Bool'); memopt folds control flow only on constants, module attributes and tensor shapes, at make_models.py:110
+// RUN: not memopt-translate --import-torchscript %S/../Inputs/masked_index_if.pt --input-shape x:3x2x4 2>&1 | FileCheck %s --check-prefix=MASK
+// MASK: memopt: error: prim::If condition depends on tensor data (through 'aten::index'); memopt folds control flow only on constants, module attributes and tensor shapes, at make_models.py:{{[0-9]+}}
 // RUN: not memopt-translate --import-torchscript %S/../Inputs/custom_op.pt 2>&1 | FileCheck %s --check-prefix=SCHEMA
 // SCHEMA: memopt: error: operator 'memopt_test::scale' has no schema
 // RUN: not memopt-translate --import-torchscript %S/../Inputs/state_dict.pt 2>&1 | FileCheck %s --check-prefix=NOTTS
