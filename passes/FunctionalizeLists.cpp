@@ -83,7 +83,8 @@ bool functionalize(TorchOp construct) {
       builder.getArrayAttr(args), construct.getOverloadAttr(),
       /*mutates=*/nullptr, /*views=*/nullptr, /*nondeterministic=*/false,
       /*side_effects=*/false, /*saved_input=*/nullptr,
-      /*saved_form=*/nullptr, /*backward=*/nullptr, /*high_water=*/nullptr);
+      /*saved_form=*/nullptr, /*backward=*/nullptr, /*high_water=*/nullptr,
+      /*channels_last=*/nullptr);
   for (TorchOp append : appends)
     append->erase();
   list.replaceAllUsesWith(rebuilt->getResult(0));

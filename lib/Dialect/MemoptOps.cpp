@@ -100,6 +100,17 @@ LogicalResult TorchOp::verify() {
         return emitOpError("view of operand ")
                << index << " is out of range [-1, " << getNumOperands() << ")";
   }
+  if (auto channelsLast = getChannelsLast()) {
+    for (int64_t index : *channelsLast) {
+      auto tensor =
+          index >= 0 && index < getNumOperands()
+              ? dyn_cast<RankedTensorType>(getOperand(index).getType())
+              : RankedTensorType();
+      if (!tensor || (tensor.getRank() != 4 && tensor.getRank() != 5))
+        return emitOpError("channels_last operand ")
+               << index << " is not a 4-d or 5-d ranked tensor operand";
+    }
+  }
   // What saved_input and saved_form both need of the tensor they replace.
   auto staticFloatOperand0 = [&] {
     auto input = getNumOperands()

@@ -33,6 +33,7 @@ struct ConvolutionCall {
   std::string paddingMode; // conv*d's "same" / "valid"; empty: `padding`
   bool transposed = false;
   int64_t groups = 1;
+  bool channelsLastInput = false; // the input has channels-last strides
   int threads = 1; // intra-op threads the kernels run with
 
   /// Everything above, as a key for reusing a measurement.

@@ -39,6 +39,9 @@ std::string ConvolutionCall::key() const {
   list(dilation);
   list(outputPadding);
   os << paddingMode << ':' << transposed << ':' << groups << ':' << threads;
+  // Contiguous calls keep the keys earlier caches wrote.
+  if (channelsLastInput)
+    os << ":channels_last";
   return os.str();
 }
 
@@ -135,6 +138,10 @@ memopt::probe::measureConvolution(const ConvolutionCall &call, bool forward,
   // Values do not choose kernels; ones keep every kernel on its normal path
   // (no denormals, no zero shortcuts).
   at::Tensor input = at::ones(call.input, options);
+  if (call.channelsLastInput)
+    input = input.contiguous(call.input.size() == 5
+                                 ? at::MemoryFormat::ChannelsLast3d
+                                 : at::MemoryFormat::ChannelsLast);
   at::Tensor weight = at::ones(call.weight, options);
   c10::optional<at::Tensor> bias;
   if (call.bias) {

@@ -81,6 +81,9 @@ static std::optional<ConvolutionCall> getCall(TorchOp op, int threads) {
   call.element = *element;
   call.threads = threads;
   call.input.assign(input.getShape().begin(), input.getShape().end());
+  if (auto channelsLast = op.getChannelsLast())
+    call.channelsLastInput = llvm::is_contained(
+        *channelsLast, cast<OperandRefAttr>(args[0]).getIndex());
   call.weight.assign(weight.getShape().begin(), weight.getShape().end());
   // A bias is a tensor operand; `None`, or an optional module attribute
   // holding None (`!memopt.script<"Tensor?">`, as the memory model reads

@@ -66,6 +66,22 @@ func.func @mutates_twice(%x: tensor<4xf32>) {
 
 // -----
 
+func.func @channels_last_rank(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.op' op channels_last operand 0 is not a 4-d or 5-d ranked tensor operand}}
+  %y = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {channels_last = array<i64: 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @channels_last_range(%x: tensor<1x2x3x4xf32>) {
+  // expected-error @+1 {{'memopt.op' op channels_last operand 1 is not a 4-d or 5-d ranked tensor operand}}
+  %y = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {channels_last = array<i64: 1>} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return
+}
+
+// -----
+
 func.func @views_size(%x: tensor<4xf32>) {
   // expected-error @+1 {{'memopt.op' op views has 2 entries for 1 results}}
   %y = memopt.op "aten::view"(%x) [#memopt.arg<0>, [4]] {views = array<i64: 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>

@@ -52,6 +52,10 @@ func.func @graph(%x: tensor<8x3x32x32xf32>) -> tensor<8x16x32x32xf32> {
   // CHECK: memopt.op "aten::add_"(%{{.*}}, %{{.*}}) [#memopt.arg<0>, #memopt.arg<1>, 1] {mutates = array<i64: 0>, views = array<i64: 0>}
   %m2 = memopt.op "aten::add_"(%m, %r) [#memopt.arg<0>, #memopt.arg<1>, 1] {mutates = array<i64: 0>, views = array<i64: 0>}
       : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  // An operand laid out channels-last when the importer ran the model.
+  // CHECK: memopt.op "aten::gelu"(%{{.*}}) [#memopt.arg<0>, "none"] {channels_last = array<i64: 0>}
+  %gl = memopt.op "aten::gelu"(%dm) [#memopt.arg<0>, "none"] {channels_last = array<i64: 0>}
+      : (tensor<8x16x32x32xf32>) -> tensor<8x16x32x32xf32>
   // CHECK: memopt.op "prim::Print"(%{{.*}}) [#memopt.arg<0>] {side_effects}
   memopt.op "prim::Print"(%m2) [#memopt.arg<0>] {side_effects} : (tensor<16xf32>) -> ()
   // Non-tensor TorchScript values.

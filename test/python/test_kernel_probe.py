@@ -101,8 +101,47 @@ class TinyUNet(nn.Module):
         return self.head(y)
 
 
+class LayerNorm2d(nn.LayerNorm):
+    """Normalizes channels by permuting to NHWC and back: the result has
+    channels-last strides, and ATen runs the next convolution with
+    channels-last kernels (other transient buffers)."""
+
+    def forward(self, x):
+        x = x.permute(0, 2, 3, 1)
+        x = F.layer_norm(x, self.normalized_shape, self.weight, self.bias,
+                         self.eps)
+        return x.permute(0, 3, 1, 2)
+
+
+class ChannelsLastBlocks(nn.Module):
+    """ConvNeXt's pattern, written here: a depthwise 7x7 convolution on the
+    output of a residual block whose branch ends in a permute back from
+    NHWC, and a LayerNorm2d + 2x2 stride-2 downsampling convolution."""
+
+    def __init__(self, dim: int = 16):
+        super().__init__()
+        self.stem = nn.Conv2d(3, dim, 4, stride=4)
+        self.stem_norm = LayerNorm2d(dim)
+        self.dwconv = nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
+        self.norm = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, 4 * dim)
+        self.fc2 = nn.Linear(4 * dim, dim)
+        self.dwconv2 = nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
+        self.down_norm = LayerNorm2d(dim)
+        self.down = nn.Conv2d(dim, 2 * dim, 2, stride=2)
+
+    def forward(self, x):
+        x = self.stem_norm(self.stem(x))
+        y = self.dwconv(x).permute(0, 2, 3, 1)
+        y = self.fc2(F.gelu(self.fc1(self.norm(y)))).permute(0, 3, 1, 2)
+        x = x + y
+        x = x + self.dwconv2(x)
+        return self.down(self.down_norm(x))
+
+
 MODELS = {
     "convs2d": (Convs2d, (2, 3, 32, 32)),
+    "channels_last": (ChannelsLastBlocks, (2, 3, 64, 64)),
     "convs1d": (Convs1d, (2, 4, 64)),
     "convs3d": (Convs3d, (2, 3, 8, 16, 16)),
     "unet": (TinyUNet, (2, 3, 32, 32)),
@@ -157,6 +196,18 @@ def test_every_convolution_is_measured(saved, name):
     assert probe["skipped"] == 0 and probe["measured"] >= 1
     assert probe["cached"] == 0
     assert probe["measured"] + probe["reused"] == len(convs)
+
+
+def test_channels_last_inputs_are_probed_as_such(saved):
+    """The importer marks the operands it saw laid out channels-last, and
+    the probe runs those convolutions on channels-last inputs (their marks
+    differ from the contiguous ones'): every convolution after a permute
+    back from NHWC, none before."""
+    _, ir = analyze(saved["channels_last"], MODELS["channels_last"][1])
+    convs = convolution_lines(ir)
+    assert len(convs) == 4
+    assert "channels_last" not in convs[0]  # the stem, on the input
+    assert all("channels_last = array<i64: 0>" in c for c in convs[1:]), convs
 
 
 def test_cache_keeps_marks_between_compiles(saved, tmp_path):

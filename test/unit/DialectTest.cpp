@@ -41,7 +41,7 @@ protected:
         /*overload=*/nullptr, /*mutates=*/nullptr, /*views=*/nullptr,
         /*nondeterministic=*/false, /*side_effects=*/false,
         /*saved_input=*/nullptr, /*saved_form=*/nullptr, /*backward=*/nullptr,
-        /*high_water=*/nullptr);
+        /*high_water=*/nullptr, /*channels_last=*/nullptr);
   }
 
   std::string print(Operation *op) {

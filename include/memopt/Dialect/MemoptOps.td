@@ -62,6 +62,13 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     `high_water = #memopt.high_water<...>` (set by `memopt-compile`'s kernel
     probe on convolutions) gives the measured peak memory of the op's forward
     and backward kernels; it changes only what the memory model predicts.
+
+    `channels_last` (set by the importer) lists the operands whose tensors
+    had channels-last strides when the model ran at import, as a permute
+    back from NHWC leaves them (ConvNeXt's LayerNorm2d). ATen runs a
+    convolution on such an input with channels-last kernels, whose
+    transient buffers differ (a depthwise 7x7 backward: four times the
+    contiguous one's); the kernel probe runs it the same way.
   }];
   let arguments = (ins
     StrAttr:$name,
@@ -75,7 +82,8 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     OptionalAttr<Memopt_CompressPolicyAttr>:$saved_input,
     OptionalAttr<Memopt_SavedFormAttr>:$saved_form,
     OptionalAttr<Memopt_BackwardKernelAttr>:$backward,
-    OptionalAttr<Memopt_KernelHighWaterAttr>:$high_water);
+    OptionalAttr<Memopt_KernelHighWaterAttr>:$high_water,
+    OptionalAttr<DenseI64ArrayAttr>:$channels_last);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
     $name `(` $operands `)` $args attr-dict `:` functional-type($operands, $results)

@@ -137,6 +137,7 @@ Value ConstantFolder::materialize(const torch::jit::Value *value,
       ValueRange{}, builder.getArrayAttr(args), StringAttr(),
       DenseI64ArrayAttr(), DenseI64ArrayAttr(),
       /*nondeterministic=*/false, /*side_effects=*/false, CompressPolicyAttr(),
-      SavedFormAttr(), BackwardKernelAttr(), KernelHighWaterAttr());
+      SavedFormAttr(), BackwardKernelAttr(), KernelHighWaterAttr(),
+      DenseI64ArrayAttr());
   return op.getResult(0);
 }

@@ -117,6 +117,8 @@ struct ValueFacts {
 struct TensorFacts {
   std::vector<int64_t> sizes;
   c10::ScalarType dtype = c10::ScalarType::Float;
+  /// Laid out channels-last (NHWC strides) and not contiguous when it ran.
+  bool channelsLast = false;
 };
 
 /// The result of specializing one method graph.

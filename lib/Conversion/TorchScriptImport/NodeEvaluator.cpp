@@ -267,8 +267,14 @@ void NodeEvaluator::recordTensorFacts(const tj::Value *value) {
   const c10::IValue &v = *f->value;
   if (v.isTensor()) {
     const at::Tensor &tensor = v.toTensor();
-    if (tensor.defined())
-      shapes[value] = TensorFacts{tensor.sizes().vec(), tensor.scalar_type()};
+    if (tensor.defined()) {
+      // What ATen's convolutions read to pick channels-last kernels.
+      bool channelsLast =
+          (tensor.dim() == 4 || tensor.dim() == 5) && !tensor.is_contiguous() &&
+          tensor.suggest_memory_format() != at::MemoryFormat::Contiguous;
+      shapes[value] =
+          TensorFacts{tensor.sizes().vec(), tensor.scalar_type(), channelsLast};
+    }
     return;
   }
   // Lists are mutable: a snapshot of their elements' shapes would describe

@@ -225,8 +225,20 @@ void GraphImporter::importOperator(Node *node) {
       operands, builder.getArrayAttr(args), StringAttr(), DenseI64ArrayAttr(),
       DenseI64ArrayAttr(),
       /*nondeterministic=*/false, /*side_effects=*/false, CompressPolicyAttr(),
-      SavedFormAttr(), BackwardKernelAttr(), KernelHighWaterAttr());
+      SavedFormAttr(), BackwardKernelAttr(), KernelHighWaterAttr(),
+      DenseI64ArrayAttr());
   setFlags(node, operandOfInput, op);
+  SmallVector<int64_t> channelsLast;
+  for (size_t i = 0; i < node->inputs().size(); ++i) {
+    auto facts = graph.tensorFacts.find(node->input(i));
+    if (operandOfInput[i] >= 0 && facts != graph.tensorFacts.end() &&
+        facts->second.channelsLast &&
+        isa<RankedTensorType>(operands[operandOfInput[i]].getType()) &&
+        !llvm::is_contained(channelsLast, operandOfInput[i]))
+      channelsLast.push_back(operandOfInput[i]);
+  }
+  if (!channelsLast.empty())
+    op.setChannelsLastAttr(builder.getDenseI64ArrayAttr(channelsLast));
   for (size_t i = 0; i < node->outputs().size(); ++i)
     values[node->output(i)] = op.getResult(i);
 }
