@@ -63,7 +63,7 @@ def smallest_working_image(name: str, batch: int, image: int) -> int:
     auxiliary head pools a 2x2 map with a 5x5 window at 64 pixels, maxvit_t
     partitions 7x7 windows); the table measures them at a size they accept
     rather than counting eager's refusal as memopt's."""
-    for size in [image] + [s for s in (96, 128, 160, 224) if s > image]:
+    for size in [image] + [s for s in (96, 128, 160, 224, 299) if s > image]:
         model, inputs = measure.build_zoo_model(
             zoo.TORCHVISION_PREFIX + name, {"batch": batch, "image": size}, 0)
         try:

@@ -105,11 +105,22 @@ void MemorySimulator::run(Operation *funcOp) {
   model.endOfForwardBytes = live;
   model.nonContiguous = nonContiguous;
   // The caller holds the loss gradients (`out.backward(g)`, or the ones
-  // `loss.backward()` makes) until backward returns.
+  // `loss.backward()` makes) until backward returns: one per differentiable
+  // tensor returned, also inside a returned tuple or list (GoogLeNet's
+  // auxiliary logits), whose backward would otherwise start from nothing.
   SmallVector<unsigned> lossGrads;
   if (options.countOutputGradients)
-    if (Operation *ret = entry.getTerminator())
-      for (Value v : ret->getOperands())
+    if (Operation *ret = entry.getTerminator()) {
+      SmallVector<Value> outputs(ret->getOperands());
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        Value v = outputs[i];
+        if (!isa<TensorType>(v.getType())) {
+          SmallVector<Value> elements = getListElements(v, ret);
+          if (elements.size() != 1 || elements.front() != v) {
+            outputs.append(elements.begin(), elements.end());
+            continue;
+          }
+        }
         if (requiresGrad(v) && !gradOf.count(gradKey(v))) {
           unsigned g = newStorage(bytesOf(v, ret));
           retain(g);
@@ -117,6 +128,8 @@ void MemorySimulator::run(Operation *funcOp) {
           gradOf[gradKey(v)] = g;
           lossGrads.push_back(g);
         }
+      }
+    }
   backward(nodes);
   for (unsigned g : lossGrads)
     release(g);

@@ -30,34 +30,85 @@ static bool isWrittenInPlace(Value value) {
   return false;
 }
 
-/// Module state and what functional ops compute from it alone.
-static bool isStateDerived(Value value) {
-  Operation *def = value.getDefiningOp();
-  if (!def)
+/// Whether `root` holds `local` for itself and for every value it is
+/// computed from: `decide(v)` says yes or no for a value it can settle
+/// alone, nothing for a functional op's result, which holds when all its
+/// operands do. Each value is decided once (`memo`), without recursion:
+/// the shape arithmetic of windowed attention (sizes, floordivs, products
+/// shared by later ones) is a deep DAG whose paths a recursive walk
+/// enumerates one by one.
+static bool
+holdsThroughOperands(Value root, DenseMap<Value, bool> &memo,
+                     function_ref<std::optional<bool>(Value)> decide) {
+  SmallVector<std::pair<Value, bool>> stack = {{root, false}};
+  while (!stack.empty()) {
+    auto [value, operandsDone] = stack.pop_back_val();
+    if (memo.count(value))
+      continue;
+    Operation *def = value.getDefiningOp();
+    if (operandsDone) {
+      memo[value] = llvm::all_of(def->getOperands(), [&](Value operand) {
+        return memo.lookup(operand);
+      });
+      continue;
+    }
+    if (std::optional<bool> decided = decide(value)) {
+      memo[value] = *decided;
+      continue;
+    }
+    stack.push_back({value, true});
+    for (Value operand : def->getOperands())
+      if (!memo.count(operand))
+        stack.push_back({operand, false});
+  }
+  return memo.lookup(root);
+}
+
+/// A functional op's result that nothing writes in place: as free as its
+/// operands (nothing when it is not).
+static std::optional<bool> decideByOperands(Value value) {
+  auto op = dyn_cast_or_null<TorchOp>(value.getDefiningOp());
+  if (!op || !op.isFunctional() || isWrittenInPlace(value))
     return false;
-  if (isa<ParamOp, BufferOp, GetAttrOp>(def))
-    return true;
-  auto op = dyn_cast<TorchOp>(def);
-  return op && op.isFunctional() && !isWrittenInPlace(value) &&
-         llvm::all_of(op.getOperands(), isStateDerived);
+  return std::nullopt;
+}
+
+/// Module state and what functional ops compute from it alone.
+static bool isStateDerived(Value value, DenseMap<Value, bool> &memo) {
+  return holdsThroughOperands(value, memo, [](Value v) -> std::optional<bool> {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return false;
+    if (isa<ParamOp, BufferOp, GetAttrOp>(def))
+      return true;
+    return decideByOperands(v);
+  });
+}
+
+bool FreeValueMemo::isFree(Value value) {
+  return holdsThroughOperands(value, free, [&](Value v) -> std::optional<bool> {
+    if (isa<BlockArgument>(v) || isStateDerived(v, stateDerived))
+      return true;
+    // Sizes, dtypes and lists of them, computed from inputs or state:
+    // what `x.shape[0]` gives. Tensors computed from inputs are
+    // activations.
+    if (isTensorLike(v.getType()))
+      return false;
+    return decideByOperands(v);
+  });
+}
+
+bool FreeValueMemo::definesOnlyFree(Operation *op) {
+  return op->getNumResults() > 0 &&
+         llvm::all_of(op->getResults(), [&](Value v) { return isFree(v); });
 }
 
 bool mlir::memopt::isFreeValue(Value value) {
-  if (isa<BlockArgument>(value))
-    return true;
-  if (isStateDerived(value))
-    return true;
-  // Sizes, dtypes and lists of them, computed from inputs or state: what
-  // `x.shape[0]` gives. Tensors computed from inputs are activations.
-  if (isTensorLike(value.getType()))
-    return false;
-  auto op = dyn_cast_or_null<TorchOp>(value.getDefiningOp());
-  return op && op.isFunctional() && !isWrittenInPlace(value) &&
-         llvm::all_of(op.getOperands(), isFreeValue);
+  return FreeValueMemo().isFree(value);
 }
 
 bool mlir::memopt::definesOnlyFreeValues(Operation *op) {
-  return op->getNumResults() > 0 && llvm::all_of(op->getResults(), isFreeValue);
+  return FreeValueMemo().definesOnlyFree(op);
 }
 
 std::string mlir::memopt::getModulePath(Operation *op) {
@@ -100,10 +151,11 @@ static int64_t bytesOf(Value value) {
 }
 
 /// Bytes of the activations among `roots` (inputs and state are resident).
-static int64_t bytesOfRoots(const llvm::SetVector<Value> &roots) {
+static int64_t bytesOfRoots(const llvm::SetVector<Value> &roots,
+                            FreeValueMemo &free) {
   int64_t bytes = 0;
   for (Value root : roots)
-    if (!isFreeValue(root))
+    if (!free.isFree(root))
       bytes += bytesOf(root);
   return bytes;
 }
@@ -142,7 +194,8 @@ struct Cut {
 
 /// Cuts before every non-free op where only tensors and free values cross.
 static std::vector<Cut> findCuts(Block &body, const OpOrder &order,
-                                 const BinaryValueAnalysis &binary) {
+                                 const BinaryValueAnalysis &binary,
+                                 FreeValueMemo &free) {
   std::vector<Cut> cuts;
   // A tensor written in place after a cut cannot cross it: a region may not
   // write to its inputs (they are what backward restores), and writing to a
@@ -168,13 +221,13 @@ static std::vector<Cut> findCuts(Block &body, const OpOrder &order,
     }
     Operation *op = order.ops[position];
     if (position == 0 ||
-        llvm::all_of(op->getResults(), [](Value v) { return isFreeValue(v); }))
+        llvm::all_of(op->getResults(), [&](Value v) { return free.isFree(v); }))
       continue;
     Cut cut{position, {}, 0};
     bool valid = true;
     llvm::SetVector<Value> roots;
     for (Value value : live) {
-      if (isFreeValue(value))
+      if (free.isFree(value))
         continue;
       if (isa<TensorType>(value.getType())) {
         auto write = lastWrite.find(getStorageRoot(value));
@@ -195,7 +248,7 @@ static std::vector<Cut> findCuts(Block &body, const OpOrder &order,
       continue;
     // Rank cuts by what crossing them costs to keep: binary tensors pack.
     for (Value root : roots)
-      if (!isFreeValue(root))
+      if (!free.isFree(root))
         cut.bytes += binary.isBinary(root) ? bytesOf(root) / 32 : bytesOf(root);
     cuts.push_back(std::move(cut));
   }
@@ -272,11 +325,19 @@ static bool opInAnyModule(Operation *op, ArrayRef<std::string> paths) {
 }
 
 std::string mlir::memopt::getRegionLabel(ArrayRef<Operation *> ops) {
+  FreeValueMemo memo;
+  return getRegionLabel(
+      ops, [&](Operation *op) { return memo.definesOnlyFree(op); });
+}
+
+std::string
+mlir::memopt::getRegionLabel(ArrayRef<Operation *> ops,
+                             function_ref<bool(Operation *)> definesOnlyFree) {
   SmallVector<StringRef> common;
   std::string first, last;
   for (Operation *op : ops) {
     // Parameter reads are named after the parameter, not the module.
-    if (definesOnlyFreeValues(op))
+    if (definesOnlyFree(op))
       continue;
     std::string path = getModulePath(op);
     if (path.empty())
@@ -319,7 +380,9 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
                << (list == &options.forceCheckpoint ? " (--checkpoint)"
                                                     : " (--no-checkpoint)");
 
-  std::vector<Cut> cuts = findCuts(body, order, binary);
+  // The chain is built from a function that does not change meanwhile.
+  FreeValueMemo free;
+  std::vector<Cut> cuts = findCuts(body, order, binary, free);
   bool coarsened =
       options.maxSegments > 1 && cuts.size() + 1 > options.maxSegments;
   if (coarsened && options.cutSelection == CutSelection::CheapestCrossing)
@@ -376,23 +439,24 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
         outRoots.insert(getStorageRoot(v));
     } else {
       for (Value v : returned)
-        if (isa<TensorType>(v.getType()) && !isFreeValue(v))
+        if (isa<TensorType>(v.getType()) && !free.isFree(v))
           outRoots.insert(getStorageRoot(v));
     }
 
     savedIn.emplace_back();
     savedOut.emplace_back();
     ChainSegment segment;
-    segment.label = getRegionLabel(ops);
-    segment.inputBytes = bytesOfRoots(inRoots);
-    segment.outputBytes = bytesOfRoots(outRoots);
+    segment.label = getRegionLabel(
+        ops, [&](Operation *op) { return free.definesOnlyFree(op); });
+    segment.inputBytes = bytesOfRoots(inRoots, free);
+    segment.outputBytes = bytesOfRoots(outRoots, free);
     int64_t newBytes = 0;
     for (Operation *op : ops) {
       llvm::SetVector<Value> opRoots;
       for (Value saved : memory.getSavedValues(op))
         opRoots.insert(getStorageRoot(saved));
       newBytes += std::max<int64_t>(0, memory.getSavedBytes(op) -
-                                           bytesOfRoots(opRoots));
+                                           bytesOfRoots(opRoots, free));
       for (Value root : opRoots) {
         if (inRoots.contains(root))
           savedIn.back().insert(root);
@@ -411,15 +475,15 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
       segment.forwardCost += forward.seconds;
       chain.stepSeconds += forward.seconds + cost.getBackwardSeconds(op);
     }
-    segment.savedBytes = bytesOfRoots(savedRoots) + newBytes;
-    segment.savedInputBytes = bytesOfRoots(savedIn.back());
-    segment.savedOutputBytes = bytesOfRoots(savedOut.back());
+    segment.savedBytes = bytesOfRoots(savedRoots, free) + newBytes;
+    segment.savedInputBytes = bytesOfRoots(savedIn.back(), free);
+    segment.savedOutputBytes = bytesOfRoots(savedOut.back(), free);
     if (s > 0) {
       llvm::SetVector<Value> shared;
       for (Value root : savedIn.back())
         if (savedOut[s - 1].contains(root))
           shared.insert(root);
-      segment.sharedBoundaryBytes = bytesOfRoots(shared);
+      segment.sharedBoundaryBytes = bytesOfRoots(shared, free);
     }
 
     bool anyBinary = false;
@@ -443,7 +507,7 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     llvm::DenseMap<Value, unsigned> tensorOfRoot;
     for (Value v : inputs) {
       Value root = getStorageRoot(v);
-      if (isFreeValue(root))
+      if (free.isFree(root))
         continue;
       unsigned use = firstUseSegment(v, s);
       auto [it, fresh] =

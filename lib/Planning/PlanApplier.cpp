@@ -47,13 +47,14 @@ PlanApplier::predictPeaks(func::FuncOp func, const ChainPlan &plan) const {
 
 /// The module path of `members` when they are all of that module, else
 /// the range of its submodules they cover ("blocks.0..blocks.3").
-static std::string labelFor(ArrayRef<Operation *> members, Block &body) {
-  std::string label = getRegionLabel(members);
+static std::string labelFor(ArrayRef<Operation *> members, Block &body,
+                            function_ref<bool(Operation *)> definesOnlyFree) {
+  std::string label = getRegionLabel(members, definesOnlyFree);
   if (label.find("..") != std::string::npos)
     return label;
   llvm::SmallPtrSet<Operation *, 32> inside(members.begin(), members.end());
   bool whole = llvm::none_of(body, [&](Operation &op) {
-    return !inside.contains(&op) && !definesOnlyFreeValues(&op) &&
+    return !inside.contains(&op) && !definesOnlyFree(&op) &&
            locationInModule(op.getLoc(), label);
   });
   if (whole)
@@ -66,7 +67,7 @@ static std::string labelFor(ArrayRef<Operation *> members, Block &body) {
   // Ops of the model's own forward (no module path) name nothing.
   SmallVector<Operation *> computing;
   for (Operation *op : members)
-    if (!definesOnlyFreeValues(op) && !getModulePath(op).empty())
+    if (!definesOnlyFree(op) && !getModulePath(op).empty())
       computing.push_back(op);
   if (computing.empty())
     return label;
@@ -92,6 +93,22 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
   for (Operation &op : target.without_terminator())
     ops.push_back(&op);
   BinaryValueAnalysis binary(func, options.assumeBinary);
+  // Free values decided once for the function as it is now. Outlining
+  // erases the ops it moves into a region; every value asked about later is
+  // one of those still in place (decided here), or a region's result,
+  // decided on its own (a new op may reuse an erased one's address).
+  FreeValueMemo memo;
+  for (Operation *op : ops)
+    (void)memo.definesOnlyFree(op);
+  auto isFree = [&](Value value) {
+    auto result = dyn_cast<OpResult>(value);
+    return result && isa<CheckpointOp>(result.getOwner()) ? isFreeValue(value)
+                                                          : memo.isFree(value);
+  };
+  auto definesOnlyFree = [&](Operation *op) {
+    return isa<CheckpointOp>(op) ? definesOnlyFreeValues(op)
+                                 : memo.definesOnlyFree(op);
+  };
   for (const ChainGroup &group : llvm::reverse(plan.groups)) {
     if (!group.checkpointed)
       continue;
@@ -102,7 +119,7 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
     auto policyFor = [&](Value input) -> Attribute {
       MLIRContext *context = func.getContext();
       // Function inputs, parameters and buffers stay resident anyway.
-      bool activation = isa<TensorType>(input.getType()) && !isFreeValue(input);
+      bool activation = isa<TensorType>(input.getType()) && !isFree(input);
       // Binary inputs kept are packed anyway (memopt-insert-compression
       // after planning): predict what will run.
       if (activation && group.policy != InputPolicy::Offload &&
@@ -112,8 +129,8 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
         return OffloadPolicyAttr::get(context, OffloadKind::host);
       return KeepPolicyAttr::get(context);
     };
-    FailureOr<CheckpointOp> region =
-        outlineCheckpointRegion(members, labelFor(members, target), policyFor);
+    FailureOr<CheckpointOp> region = outlineCheckpointRegion(
+        members, labelFor(members, target, definesOnlyFree), policyFor, isFree);
     if (failed(region))
       return failure();
     annotate(*region, group);

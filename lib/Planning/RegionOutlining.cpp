@@ -51,7 +51,10 @@ static Value materializeFree(Value value, IRMapping &mapping,
 
 FailureOr<CheckpointOp> mlir::memopt::outlineCheckpointRegion(
     ArrayRef<Operation *> ops, StringRef label,
-    llvm::function_ref<Attribute(Value)> policyFor) {
+    llvm::function_ref<Attribute(Value)> policyFor,
+    llvm::function_ref<bool(Value)> isFree) {
+  if (!isFree)
+    isFree = isFreeValue;
   assert(!ops.empty() && "nothing to outline");
   Block *block = ops.front()->getBlock();
   // A region inside a region's body (recomputed within its recompute).
@@ -59,7 +62,7 @@ FailureOr<CheckpointOp> mlir::memopt::outlineCheckpointRegion(
   SmallVector<Operation *> moved;
   llvm::SmallPtrSet<Operation *, 32> movedSet;
   for (Operation *op : ops)
-    if (!definesOnlyFreeValues(op)) {
+    if (op->getNumResults() == 0 || !llvm::all_of(op->getResults(), isFree)) {
       moved.push_back(op);
       movedSet.insert(op);
     }
@@ -79,7 +82,7 @@ FailureOr<CheckpointOp> mlir::memopt::outlineCheckpointRegion(
       Operation *def = operand.getDefiningOp();
       if (def && movedSet.contains(def))
         continue;
-      if (isFreeValue(operand)) {
+      if (isFree(operand)) {
         collectFreeInputs(operand, nested, inputs);
         continue;
       }

@@ -167,10 +167,18 @@ def _resolve_set_to_none(set_to_none: Optional[bool]) -> bool:
     return zero_grad_sets_none() if set_to_none is None else set_to_none
 
 
+def differentiable_outputs(out) -> List[torch.Tensor]:
+    """The tensors of a model's result that a loss would use: the result
+    itself, or every tensor of a returned tuple or list (GoogLeNet's
+    auxiliary logits, multi-head models) that requires grad."""
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [o for o in outs
+            if isinstance(o, torch.Tensor) and o.requires_grad]
+
+
 def _default_backward(out) -> None:
-    if isinstance(out, (tuple, list)):
-        out = out[0]
-    out.backward(torch.ones_like(out))
+    outs = differentiable_outputs(out)
+    torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
 
 
 def measure_training_step(model: nn.Module, inputs: Sequence[torch.Tensor],
@@ -178,7 +186,8 @@ def measure_training_step(model: nn.Module, inputs: Sequence[torch.Tensor],
                           backward: Callable = _default_backward,
                           set_to_none: Optional[bool] = None) -> StepMeasurement:
     """Measures `steps` training steps (forward, then `backward(out)`, by
-    default `out.backward(ones_like(out))`) after `warmup` steps.
+    default backward from every differentiable output with ones as their
+    gradients) after `warmup` steps.
 
     Before each step the existing `.grad` buffers are zeroed in place
     (`zero_grad(set_to_none=False)`), so in steady state they are live before
@@ -238,8 +247,9 @@ def train_steps(model: nn.Module, inputs: Sequence[torch.Tensor],
     the same masks in eager and in a correct compiled module); returns per
     step the output, the named parameter gradients and the named buffers.
 
-    The loss is `(out * w).sum()` with fixed random weights `w`, so every
-    output element gets a different gradient. With `stats`
+    The loss is the sum of `(out * w).sum()` over the differentiable
+    outputs, with fixed random weights `w`, so every output element gets a
+    different gradient. With `stats`
     (torch.ops.memopt), each record also has "peak_bytes" (forward +
     backward, above the bytes live after zero_grad: from the second step on
     this is the steady-state training peak, the momentum buffers and, unless
@@ -256,19 +266,18 @@ def train_steps(model: nn.Module, inputs: Sequence[torch.Tensor],
             live = stats.memory_stats()[0]
             stats.reset_peak_memory_stats()
         t0 = time.perf_counter()
-        out = model(*inputs)
-        if isinstance(out, (tuple, list)):
-            out = out[0]
-        weights = torch.randn(out.shape,
-                              generator=torch.Generator().manual_seed(7))
-        (out * weights).sum().backward()
+        outs = differentiable_outputs(model(*inputs))
+        generator = torch.Generator().manual_seed(7)
+        loss = sum((o * torch.randn(o.shape, generator=generator)).sum()
+                   for o in outs)
+        loss.backward()
         elapsed = time.perf_counter() - t0
         record = {}
         if stats is not None:
             record["peak_bytes"] = stats.memory_stats()[1] - live
             record["step_time_s"] = elapsed
         record.update({
-            "out": out.detach().clone(),
+            "outs": [o.detach().clone() for o in outs],
             "grads": {n: p.grad.clone() for n, p in model.named_parameters()
                       if p.grad is not None},
             "buffers": {n: b.clone() for n, b in model.named_buffers()},
@@ -325,7 +334,11 @@ def compare_records(ref: List[dict], cand: List[dict]) -> dict:
             if set(r[kind]) != set(c[kind]):
                 problems.append(f"step {step}: {kind} keys differ: "
                                 f"{sorted(set(r[kind]) ^ set(c[kind]))[:5]}")
-        pairs = [("out", r["out"], c["out"])]
+        if len(r["outs"]) != len(c["outs"]):
+            problems.append(f"step {step}: {len(r['outs'])} outputs vs "
+                            f"{len(c['outs'])}")
+        pairs = [(f"out[{i}]", a, b)
+                 for i, (a, b) in enumerate(zip(r["outs"], c["outs"]))]
         for kind in ("grads", "buffers"):
             pairs += [(f"{kind}[{k}]", r[kind][k], c[kind][k])
                       for k in r[kind] if k in c[kind]]

@@ -105,6 +105,25 @@ func.func @assumed_half_dropout(%x: tensor<8x4xf32>) -> tensor<8x16xf32>
   return %d : tensor<8x16xf32>
 }
 
+// A tensor returned inside a tuple (GoogLeNet's outputs with their
+// auxiliary logits) gets its loss gradient like a tensor returned alone:
+// backward starts from it (relu's gradient, linear's input gradient) and
+// peaks at the same bytes as the same function returning the tensor.
+// CHECK-LABEL: memory-model @tuple_output
+// CHECK: forward aten::relu live 1024
+// CHECK-NEXT: backward aten::relu live 1536
+// CHECK-NEXT: backward aten::linear live 1792
+// CHECK: peak 1792 at backward aten::linear
+func.func @tuple_output(%x: tensor<8x4xf32>) -> !memopt.script<"(Tensor, Tensor?)"> {
+  %w = memopt.param "fc.weight" : tensor<16x4xf32>
+  %h = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none]
+      : (tensor<8x4xf32>, tensor<16x4xf32>) -> tensor<8x16xf32>
+  %a = memopt.op "aten::relu"(%h) [#memopt.arg<0>] : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %t = memopt.op "prim::TupleConstruct"(%a) [#memopt.arg<0>, #memopt.none]
+      : (tensor<8x16xf32>) -> !memopt.script<"(Tensor, Tensor?)">
+  return %t : !memopt.script<"(Tensor, Tensor?)">
+}
+
 // An operator the table does not know is reported, and modelled as saving
 // its operand and result rather than nothing.
 // CHECK-LABEL: memory-model @unknown

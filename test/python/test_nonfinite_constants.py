@@ -1,4 +1,4 @@
-"""Non-finite float constants inside checkpoint regions (issue 20).
+"""Constants the IR parser cannot read, inside checkpoint regions (issue 20).
 
 A causal mask applied with `masked_fill(mask == 0, float('-inf'))` (GPT-style
 decoders) put `prim::Constant[value=-inf]` into a region's IR text, which
@@ -8,6 +8,7 @@ call. The exporter now writes non-finite floats as float("inf") / "-inf" /
 train the compiled module against eager, bit for bit.
 """
 import math
+from typing import Tuple
 import sys
 
 import pytest
@@ -93,3 +94,49 @@ def test_nan_constant_survives_the_region(tmp_path, runtime):
     expected, actual = model(x), compiled(x)
     assert torch.equal(torch.isnan(expected), torch.isnan(actual))
     assert torch.isnan(actual).any()
+
+
+class WindowPartition(nn.Module):
+    """Splits a feature map into windows whose size is a tuple attribute
+    (as MaxViT's partitions are): the region's IR holds a tuple constant,
+    which the runtime's IR parser cannot read as a literal."""
+
+    def __init__(self, dim: int = 8):
+        super().__init__()
+        self.window: Tuple[int, int] = (2, 2)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, c, h, w = x.shape
+        p = self.window
+        x = x.view(b, c, h // p[0], p[0], w // p[1], p[1])
+        x = x.permute(0, 2, 4, 3, 5, 1).reshape(-1, p[0] * p[1], c)
+        return torch.relu(self.proj(x))
+
+
+class WindowNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.windows = WindowPartition()
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.windows(self.stem(x)))
+
+
+def test_region_with_tuple_constant_trains_like_eager(tmp_path, runtime):
+    torch.manual_seed(0)
+    model = WindowNet().train()
+    source = tmp_path / "windows.pt"
+    torch.jit.script(model).save(str(source))
+    out = tmp_path / "windows.memopt.pt"
+    report = measure.compile_model(source, out, ["x:2x3x8x8"],
+                                   ["--checkpoint", "windows"])
+    regions = report["signatures"][0]["regions"]
+    assert any("windows" in r["module_paths"] for r in regions), regions
+    compiled = torch.jit.load(str(out))
+    x = torch.randn(2, 3, 8, 8)
+    result = measure.compare_with_eager(model, compiled, [x], steps=2)
+    assert result["bitwise"], result
+    assert not result["problems"], result["problems"]

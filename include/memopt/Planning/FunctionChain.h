@@ -42,12 +42,27 @@ bool isFreeValue(Value value);
 /// name no module and a region clones them instead of recomputing them.
 bool definesOnlyFreeValues(Operation *op);
 
+/// isFreeValue / definesOnlyFreeValues for many values of a function that
+/// does not change meanwhile: each value is decided once. (Deciding one
+/// value walks what it is computed from, back to the inputs; asking about
+/// every op of a function one by one is quadratic.)
+class FreeValueMemo {
+public:
+  bool isFree(Value value);
+  bool definesOnlyFree(Operation *op);
+
+private:
+  DenseMap<Value, bool> stateDerived, free;
+};
+
 /// The module path an op belongs to (from its NameLoc), or "".
 std::string getModulePath(Operation *op);
 
 /// The module that contains all of `ops` ("layer1.0"), or "first..last"
 /// when they share none.
 std::string getRegionLabel(ArrayRef<Operation *> ops);
+std::string getRegionLabel(ArrayRef<Operation *> ops,
+                           function_ref<bool(Operation *)> definesOnlyFree);
 
 struct FunctionChain {
   std::vector<ChainSegment> segments;

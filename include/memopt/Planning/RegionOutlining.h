@@ -17,10 +17,13 @@ namespace mlir::memopt {
 /// another region's body, parameter, buffer and attribute reads enter as
 /// inputs instead (the body has no module to read them from). Values used
 /// after the region become its results. Fails with a diagnostic when a
-/// non-tensor value would have to leave the region.
+/// non-tensor value would have to leave the region. `isFree` decides free
+/// values (default: isFreeValue; a caller outlining many regions of one
+/// function passes a memoized one).
 FailureOr<CheckpointOp>
 outlineCheckpointRegion(ArrayRef<Operation *> ops, StringRef label,
-                        llvm::function_ref<Attribute(Value)> policyFor);
+                        llvm::function_ref<Attribute(Value)> policyFor,
+                        llvm::function_ref<bool(Value)> isFree = nullptr);
 
 } // namespace mlir::memopt
 

@@ -281,12 +281,13 @@ torch::jit::Value *exporter::insertConstantValue(torch::jit::Graph &graph,
     return graph.insert(c10::Symbol::fromQualString("aten::Float"),
                         {graph.insertConstant(std::string(text))});
   }
-  if (!holdsNonFinite(value))
+  // parseIR reads no tuple literal either (`prim::Constant[value=(7, 7)]`,
+  // a window size): tuples are built from their elements, as the compiler
+  // builds tuple literals, and so are the lists TorchScript cannot encode
+  // as one constant (str[], Tensor?[], nested lists, non-finite elements).
+  if (!value.isTuple() && !holdsNonFinite(value))
     if (auto constant = torch::jit::tryInsertConstant(graph, value))
       return *constant;
-  // Tuples and lists TorchScript cannot encode as one constant (str[],
-  // Tensor?[], nested lists, non-finite elements) are built the way the
-  // compiler builds their literals.
   if (value.isTuple()) {
     std::vector<torch::jit::Value *> elements;
     for (const c10::IValue &element : value.toTupleRef().elements()) {
