@@ -49,15 +49,40 @@ def spec(batch):
     return f"x:{batch}x3x{IMAGE}x{IMAGE}"
 
 
-BUDGET = 20_000_000  # bytes: the large batch needs recomputation, the small not
+def budget_between_batches(directory, source):
+    """A byte budget the small batch meets without recomputation and the
+    large one only with it: between the small batch's baseline peak (or the
+    large batch's least reachable peak, if higher) and the large batch's
+    baseline. 20 MB on most machines; where a kernel's transient buffer
+    dominates both peaks (oneDNN limited to AVX2 on an AVX-512 CPU: a
+    47 MB weight-gradient workspace in layer4 at these shapes), no budget
+    separates them and the test says so."""
+    peaks = by_shape(compile_model(
+        source, directory / "least.pt", [spec(SMALL), spec(LARGE)],
+        "--prefer", "memory"))
+    small = peaks[SMALL]["baseline"]["predicted_peak_bytes"]
+    large = peaks[LARGE]["baseline"]["predicted_peak_bytes"]
+    least = (peaks[LARGE]["planned"] or peaks[LARGE]["baseline"])[
+        "predicted_peak_bytes"]
+    floor = max(small, least)
+    if floor >= large:
+        pytest.skip(f"no budget separates the batches here: the large "
+                    f"batch's least peak {least} B and the small batch's "
+                    f"baseline {small} B reach its baseline {large} B")
+    return min(max(20_000_000, floor), (floor + large) // 2)
 
 
 @pytest.fixture(scope="module")
-def compiled(resnet):
+def budget(resnet):
+    return budget_between_batches(*resnet)
+
+
+@pytest.fixture(scope="module")
+def compiled(resnet, budget):
     directory, source = resnet
     output = directory / "resnet18.memopt.pt"
     report = compile_model(source, output, [spec(SMALL), spec(LARGE)],
-                           "--budget", str(BUDGET))
+                           "--budget", str(budget))
     return output, report
 
 
@@ -67,7 +92,7 @@ def by_shape(report):
             for plan in report["signatures"]}
 
 
-def test_two_signatures_get_two_plans(compiled):
+def test_two_signatures_get_two_plans(compiled, budget):
     _, report = compiled
     plans = by_shape(report)
     assert set(plans) == {SMALL, LARGE}
@@ -76,7 +101,7 @@ def test_two_signatures_get_two_plans(compiled):
     assert small["recompute_overhead"] < large["recompute_overhead"]
     assert len(small["regions"]) < len(large["regions"])
     for plan in (small, large):
-        assert plan["planned"]["predicted_peak_bytes"] <= BUDGET
+        assert plan["planned"]["predicted_peak_bytes"] <= budget
     assert report["fallback"] in ("generic", "original")
 
 
@@ -126,11 +151,11 @@ def test_each_signature_and_the_fallback_train_like_eager(resnet, compiled):
     assert "equal" in result.stdout
 
 
-def test_strict_signatures_reject_an_unseen_shape(resnet, tmp_path):
+def test_strict_signatures_reject_an_unseen_shape(resnet, budget, tmp_path):
     _, source = resnet
     output = tmp_path / "strict.pt"
     compile_model(source, output, [spec(SMALL), spec(LARGE)], "--budget",
-                  str(BUDGET), "--strict-signatures")
+                  str(budget), "--strict-signatures")
     result = run_training(source, output, [UNSEEN])
     assert result.returncode != 0
     assert "matches none of the compiled signatures" in result.stderr
@@ -140,12 +165,12 @@ def test_strict_signatures_reject_an_unseen_shape(resnet, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
 
 
-def test_parameters_are_stored_once(resnet, tmp_path):
+def test_parameters_are_stored_once(resnet, budget, tmp_path):
     _, source = resnet
     one, three = tmp_path / "one.pt", tmp_path / "three.pt"
-    compile_model(source, one, [spec(LARGE)], "--budget", str(BUDGET))
+    compile_model(source, one, [spec(LARGE)], "--budget", str(budget))
     compile_model(source, three, [spec(SMALL), spec(UNSEEN), spec(LARGE)],
-                  "--budget", str(BUDGET))
+                  "--budget", str(budget))
     assert three.stat().st_size < 1.10 * one.stat().st_size
 
 
@@ -166,11 +191,11 @@ MEASURE = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("batch", [SMALL, LARGE])
-def test_each_variant_meets_the_budget(compiled, batch):
+def test_each_variant_meets_the_budget(compiled, budget, batch):
     output, report = compiled
     result = subprocess.run(
         [sys.executable, "-c", MEASURE, str(runtime_library_path()),
          str(output), str(batch)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     measured = int(result.stdout.split()[-1])
-    assert measured <= 1.05 * BUDGET, (batch, measured)
+    assert measured <= 1.05 * budget, (batch, measured)
