@@ -30,13 +30,12 @@ static bool isWrittenInPlace(Value value) {
   return false;
 }
 
-/// Whether `root` holds `local` for itself and for every value it is
-/// computed from: `decide(v)` says yes or no for a value it can settle
-/// alone, nothing for a functional op's result, which holds when all its
-/// operands do. Each value is decided once (`memo`), without recursion:
-/// the shape arithmetic of windowed attention (sizes, floordivs, products
-/// shared by later ones) is a deep DAG whose paths a recursive walk
-/// enumerates one by one.
+/// Whether `root` has a property that `decide(v)` settles for some values
+/// alone (yes or no) and leaves open for a functional op's result, which
+/// has it when all its operands do. Each value is decided once (`memo`),
+/// without recursion: the shape arithmetic of windowed attention (sizes,
+/// floordivs, products shared by later ones) is a deep DAG whose paths a
+/// recursive walk enumerates one by one.
 static bool
 holdsThroughOperands(Value root, DenseMap<Value, bool> &memo,
                      function_ref<std::optional<bool>(Value)> decide) {

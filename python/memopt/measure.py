@@ -245,7 +245,8 @@ def train_steps(model: nn.Module, inputs: Sequence[torch.Tensor],
                 set_to_none: Optional[bool] = None) -> List[dict]:
     """Runs `steps` SGD steps from `torch.manual_seed(seed)` (dropout draws
     the same masks in eager and in a correct compiled module); returns per
-    step the output, the named parameter gradients and the named buffers.
+    step the differentiable outputs, the named parameter gradients and the
+    named buffers.
 
     The loss is the sum of `(out * w).sum()` over the differentiable
     outputs, with fixed random weights `w`, so every output element gets a
