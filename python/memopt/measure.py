@@ -269,8 +269,9 @@ def train_steps(model: nn.Module, inputs: Sequence[torch.Tensor],
         t0 = time.perf_counter()
         outs = differentiable_outputs(model(*inputs))
         generator = torch.Generator().manual_seed(7)
-        loss = sum((o * torch.randn(o.shape, generator=generator)).sum()
-                   for o in outs)
+        # Drawn on the CPU and moved: the same weights on every device.
+        loss = sum((o * torch.randn(o.shape, generator=generator)
+                    .to(o.device)).sum() for o in outs)
         loss.backward()
         elapsed = time.perf_counter() - t0
         record = {}

@@ -6,6 +6,8 @@ import pytest
 import torch
 
 KINDS = ["bit", "bool", "uint8", "sparse"]
+# The CUDA kernels run the same cases (scripts/gpu-check.sh runs `-k cuda`).
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 PAYLOAD_DTYPE = {"bit": torch.uint8, "bool": torch.bool, "uint8": torch.uint8,
                  "sparse": torch.int32}
@@ -17,6 +19,11 @@ SHAPES = {
     "rows": lambda f: f((8, 64)),
     "odd": lambda f: f((3, 5, 7)),
     "large": lambda f: f((300007,)),
+    # Whole 16-byte vectors of every dtype, then a tail of one word and a
+    # byte (the CUDA kernels' vector path and their scalar rest).
+    "vectors_and_tail": lambda f: f((4096 * 5 + 32 + 3,)),
+    # A storage offset of one element: no 16-byte alignment to rely on.
+    "misaligned": lambda f: f((4097,))[1:],
     "transposed": lambda f: f((33, 64)).t(),
     "strided": lambda f: f((40, 30))[:, 1::4],
     "expanded": lambda f: f((1, 13)).expand(6, 13),
@@ -35,11 +42,13 @@ def two_threads():
     torch.set_num_threads(before)
 
 
-def make(kind, dtype, case):
+def make(kind, dtype, case, device="cpu"):
+    """The case's tensor; its view (strides, offset) is made on `device`
+    from the same values on every device."""
     gen = torch.Generator().manual_seed(sorted(SHAPES).index(case))
     high = 256 if kind == "uint8" else 2
-    return SHAPES[case](
-        lambda shape: torch.randint(0, high, shape, generator=gen).to(dtype))
+    return SHAPES[case](lambda shape: torch.randint(
+        0, high, shape, generator=gen).to(dtype).to(device))
 
 
 def reference_payload(x, kind):
@@ -62,14 +71,18 @@ def bitwise_equal(a, b):
 @pytest.mark.parametrize("case", sorted(SHAPES))
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("kind", KINDS)
-def test_round_trip_matches_numpy_reference(runtime, kind, dtype, case):
-    x = make(kind, dtype, case)
+@pytest.mark.parametrize("device", DEVICES)
+def test_round_trip_matches_numpy_reference(runtime, kind, dtype, case,
+                                            device):
+    x = make(kind, dtype, case, device)
     packed = runtime.compress(x, kind, True)
     assert packed.dtype == PAYLOAD_DTYPE[kind]
-    np.testing.assert_array_equal(packed.numpy(), reference_payload(x, kind))
+    assert packed.device == x.device
+    np.testing.assert_array_equal(packed.cpu().numpy(),
+                                  reference_payload(x.cpu(), kind))
     assert torch.equal(runtime.compress(x, kind), packed)
     y = runtime.decompress(packed, kind, list(x.shape), x.dtype)
-    assert y.is_contiguous()
+    assert y.is_contiguous() and y.device == x.device
     assert bitwise_equal(y, x)
 
 
@@ -99,9 +112,10 @@ def test_bit_order_is_little(runtime):
      "memopt: compress(uint8): value 256 at flat index 1 of a float16 tensor "
      "of shape [3] is not an integer in [0, 255]"),
 ])
+@pytest.mark.parametrize("device", DEVICES)
 def test_check_reports_first_invalid_value(runtime, kind, values, dtype,
-                                           message):
-    x = torch.tensor(values, dtype=dtype)
+                                           message, device):
+    x = torch.tensor(values, dtype=dtype, device=device)
     with pytest.raises(RuntimeError) as err:
         runtime.compress(x, kind, True)
     assert str(err.value).splitlines()[0] == message

@@ -74,7 +74,7 @@ def train_step(fn, x, w, b, x_grad, w_grad, b_grad):
         b = b.detach().clone().requires_grad_(b_grad)
     y = fn(x, w, b)
     if y.requires_grad:
-        y.backward(randn(y.shape, 99))
+        y.backward(randn(y.shape, 99).to(y.device))
     return [y.detach(), x.grad, w.grad, None if b is None else b.grad]
 
 

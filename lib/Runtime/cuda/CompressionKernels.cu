@@ -40,6 +40,124 @@ __global__ void bitUnpack(const uint8_t *in, typename T::Stored *out,
     out[i] = T::fromBits(((in[i >> 3] >> (i & 7)) & 1) ? T::kOne : 0);
 }
 
+// The bulk of a bit pack or unpack moves 16-byte vectors, so that it runs at
+// the device's memory bandwidth (element-wise loads and byte stores reach
+// about two thirds of a copy's on an H100). A lane holds kValues values of
+// one vector; kLanesPerWord lanes hold the 32 values of one packed word.
+template <class T> struct VectorOf {
+  static constexpr int kValues = 16 / sizeof(typename T::Stored);
+  static constexpr int kLanesPerWord = 32 / kValues;
+  union Values {
+    uint4 vector;
+    typename T::U value[kValues];
+  };
+};
+constexpr int kVectorsInFlight = 4; // loads per lane before the first use
+
+// `vectors` is a multiple of 32: each step of a warp is whole.
+template <class T>
+__global__ void bitPackVectors(const uint4 *in, uint32_t *out,
+                               int64_t vectors) {
+  using V = VectorOf<T>;
+  const int lane = threadIdx.x & 31;
+  const int64_t stride = (gridThreads() >> 5) * 32 * kVectorsInFlight;
+  for (int64_t first = (globalThread() >> 5) * 32 * kVectorsInFlight;
+       first < vectors; first += stride) {
+    typename V::Values loaded[kVectorsInFlight];
+#pragma unroll
+    for (int u = 0; u < kVectorsInFlight; ++u)
+      if (first + u * 32 < vectors) // the same for the whole warp
+        loaded[u].vector = in[first + u * 32 + lane];
+#pragma unroll
+    for (int u = 0; u < kVectorsInFlight; ++u) {
+      if (first + u * 32 >= vectors)
+        break;
+      uint32_t bits = 0;
+#pragma unroll
+      for (int j = 0; j < V::kValues; ++j)
+        bits |= static_cast<uint32_t>(isNonZero<T>(loaded[u].value[j])) << j;
+      bits <<= V::kValues * (lane % V::kLanesPerWord);
+#pragma unroll
+      for (int offset = 1; offset < V::kLanesPerWord; offset <<= 1)
+        bits |= __shfl_xor_sync(0xFFFFFFFFu, bits, offset);
+      if (lane % V::kLanesPerWord == 0)
+        out[(first + u * 32 + lane) / V::kLanesPerWord] = bits;
+    }
+  }
+}
+
+template <class T>
+__global__ void bitUnpackVectors(const uint32_t *in, uint4 *out,
+                                 int64_t vectors) {
+  using V = VectorOf<T>;
+  const int64_t threads = gridThreads();
+  for (int64_t first = globalThread(); first < vectors;
+       first += threads * kVectorsInFlight) {
+    uint32_t words[kVectorsInFlight];
+#pragma unroll
+    for (int u = 0; u < kVectorsInFlight; ++u) {
+      const int64_t v = first + u * threads;
+      words[u] = v < vectors ? in[v / V::kLanesPerWord] : 0;
+    }
+#pragma unroll
+    for (int u = 0; u < kVectorsInFlight; ++u) {
+      const int64_t v = first + u * threads;
+      if (v >= vectors)
+        break;
+      const uint32_t bits = words[u] >> (V::kValues * (v % V::kLanesPerWord));
+      typename V::Values values;
+#pragma unroll
+      for (int j = 0; j < V::kValues; ++j)
+        values.value[j] = ((bits >> j) & 1) ? T::kOne : 0;
+      out[v] = values.vector;
+    }
+  }
+}
+
+// How many leading values the vector kernels take: whole warps of vectors,
+// when both buffers are aligned for them (a view may start anywhere).
+template <class T>
+int64_t vectorBulk(const void *values, const void *packed, int64_t n) {
+  constexpr int64_t step = 32 * VectorOf<T>::kValues;
+  if (reinterpret_cast<uintptr_t>(values) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(packed) % 4 != 0)
+    return 0;
+  return n / step * step;
+}
+
+template <class T>
+int launchBitPack(const typename T::Stored *in, uint8_t *out, int64_t n,
+                  void *stream) {
+  const int64_t bulk = vectorBulk<T>(in, out, n);
+  const int64_t vectors = bulk / VectorOf<T>::kValues;
+  if (bulk > 0)
+    bitPackVectors<T><<<blocksFor(vectors / kVectorsInFlight), kThreads, 0,
+                        asStream(stream)>>>(reinterpret_cast<const uint4 *>(in),
+                                            reinterpret_cast<uint32_t *>(out),
+                                            vectors);
+  // The rest starts on a byte boundary: bulk is a multiple of 128 values.
+  if (n > bulk)
+    bitPack<T><<<blocksFor((n - bulk + 31) / 32 * 32), kThreads, 0,
+                 asStream(stream)>>>(in + bulk, out + bulk / 8, n - bulk);
+  return cudaGetLastError();
+}
+
+template <class T>
+int launchBitUnpack(const uint8_t *in, typename T::Stored *out, int64_t n,
+                    void *stream) {
+  const int64_t bulk = vectorBulk<T>(out, in, n);
+  const int64_t vectors = bulk / VectorOf<T>::kValues;
+  if (bulk > 0)
+    bitUnpackVectors<T>
+        <<<blocksFor(vectors / kVectorsInFlight), kThreads, 0,
+           asStream(stream)>>>(reinterpret_cast<const uint32_t *>(in),
+                               reinterpret_cast<uint4 *>(out), vectors);
+  if (n > bulk)
+    bitUnpack<T><<<blocksFor(n - bulk), kThreads, 0, asStream(stream)>>>(
+        in + bulk / 8, out + bulk, n - bulk);
+  return cudaGetLastError();
+}
+
 template <class T>
 __global__ void boolPack(const typename T::Stored *in, uint8_t *out,
                          int64_t n) {
@@ -113,16 +231,11 @@ int launchFind(const typename T::Stored *in, int64_t n, int64_t *first,
 #define MEMOPT_DEFINE_LAUNCHERS(SUFFIX, T)                                     \
   extern "C" int memopt_launch_bit_pack_##SUFFIX(                              \
       const T::Stored *in, uint8_t *out, int64_t n, void *stream) {            \
-    if (n == 0)                                                                \
-      return cudaSuccess;                                                      \
-    bitPack<T>                                                                 \
-        <<<blocksFor((n + 31) / 32 * 32), kThreads, 0, asStream(stream)>>>(    \
-            in, out, n);                                                       \
-    return cudaGetLastError();                                                 \
+    return launchBitPack<T>(in, out, n, stream);                               \
   }                                                                            \
   extern "C" int memopt_launch_bit_unpack_##SUFFIX(                            \
       const uint8_t *in, T::Stored *out, int64_t n, void *stream) {            \
-    return launchElementwise(bitUnpack<T>, in, out, n, stream);                \
+    return launchBitUnpack<T>(in, out, n, stream);                             \
   }                                                                            \
   extern "C" int memopt_launch_bool_pack_##SUFFIX(                             \
       const T::Stored *in, uint8_t *out, int64_t n, void *stream) {            \

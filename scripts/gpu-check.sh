@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The GPU validation (issue 23, docs/gpu.md), in two halves.
+#
+#   scripts/gpu-check.sh compile [DIR] [torch2]   on this machine: builds the
+#       compiler and compiles the e2e zoo for --device cuda (several
+#       preferences, one budget) into DIR (default gpu-check-artifacts/,
+#       git-ignored); with torch2, by the PyTorch 2.6 build of
+#       scripts/test-torch2.sh (whose graphs call fused attention, as eager 2.x).
+#   scripts/gpu-check.sh gpu [DIR] [OUT]   on the GPU machine (PyTorch with CUDA,
+#       nvcc, CMake; no MLIR): builds the runtime with CUDA against that
+#       python3's PyTorch, runs the CUDA tests, then bench/gpu_check.py over
+#       DIR; writes OUT/gpu-check.md (+ .json and logs; default DIR/out).
+#   scripts/gpu-check.sh dry-run [DIR]     CI, no GPU: both halves on the CPU at
+#       small sizes (the runtime half configures the runtime-only build and
+#       uses build/'s runtime), so the script cannot rot.
+#
+# The GPU half is one command under 10 minutes; its exit status is non-zero
+# when the build, a CUDA test or a check failed, and the table says which.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mode="${1:-}"
+DIR="$(realpath -m "${2:-$ROOT/gpu-check-artifacts}")"
+PYTHON="${MEMOPT_GPU_PYTHON:-python3}"
+
+# Configures (and unless $2 = configure-only, builds) libmemopt_runtime alone
+# against $PYTHON's PyTorch, with the CUDA kernels when nvcc is found.
+build_runtime() {
+  local build="$1" what="${2:-build}" prefix
+  prefix="$("$PYTHON" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
+  cmake -S "$ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DMEMOPT_BUILD_COMPILER=OFF -DMEMOPT_BUILD_TESTS=OFF \
+    -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_CUDA_ARCHITECTURES="${MEMOPT_CUDA_ARCHITECTURES:-90}"
+  [ "$what" = configure-only ] || cmake --build "$build" -j"$(nproc)"
+}
+
+case "$mode" in
+compile)
+  rm -rf "$DIR"
+  if [ "${3:-}" = torch2 ]; then
+    # Compiled by PyTorch 2.6 (scripts/test-torch2.sh's Debian 13 root), whose
+    # graphs call the fused attention that eager PyTorch 2.x calls.
+    "$ROOT/scripts/test-torch2.sh" --prepare
+    "$ROOT/scripts/test-torch2.sh" --run bash -c '
+      [ -f "$MEMOPT_BUILD_DIR/build.ninja" ] || cmake -S . -B "$MEMOPT_BUILD_DIR" \
+        -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+      cmake --build "$MEMOPT_BUILD_DIR" --target memopt-compile memopt_runtime' \
+      >/dev/null
+    "$ROOT/scripts/test-torch2.sh" --run /usr/bin/python3 \
+      "$ROOT/bench/gpu_check.py" compile "$DIR"
+  else
+    "$ROOT/scripts/setup.sh" "$ROOT/build"
+    cmake --build "$ROOT/build"
+    MEMOPT_BUILD_DIR="$ROOT/build" /usr/bin/python3 "$ROOT/bench/gpu_check.py" \
+      compile "$DIR"
+  fi
+  du -sh "$DIR"
+  ;;
+gpu)
+  OUT="$(realpath -m "${3:-$DIR/out}")"
+  mkdir -p "$OUT"
+  build="$ROOT/build-gpu"
+  status=0
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv \
+    | tee "$OUT/device.txt" || true
+  if build_runtime "$build" >"$OUT/build.log" 2>&1; then
+    grep -E "memopt: (LibTorch|nvcc)" "$OUT/build.log" || true
+  else
+    # The report names the fallback; the table is still worth having.
+    tail -30 "$OUT/build.log"
+    echo "gpu-check: CMake could not build the runtime (log: $OUT/build.log);" \
+      "building it with torch.utils.cpp_extension instead" | tee "$OUT/build-fallback.txt"
+    build="$ROOT/build-gpu-ext"
+    "$PYTHON" "$ROOT/scripts/build_runtime_extension.py" "$build" \
+      >"$OUT/build-ext.log" 2>&1 || {
+      tail -30 "$OUT/build-ext.log"
+      echo "gpu-check: building the runtime failed"
+      exit 1
+    }
+  fi
+  export MEMOPT_BUILD_DIR="$build"
+  export MEMOPT_RUNTIME_LIB="$build/lib/libmemopt_runtime.so"
+  # Deterministic cuBLAS, so that eager and compiled can match bit for bit.
+  export CUBLAS_WORKSPACE_CONFIG=:4096:8
+  (cd "$ROOT/test/python" && "$PYTHON" -m pytest -q -p no:cacheprovider -k cuda \
+    test_runtime_checkpoint.py test_runtime_offload.py test_runtime_packed.py \
+    test_runtime_compression.py \
+    2>&1 | tee "$OUT/cuda-tests.log") || status=1
+  "$PYTHON" "$ROOT/bench/gpu_check.py" run "$DIR" "$OUT" --device cuda \
+    2>&1 | tee "$OUT/gpu-check.log" || status=1
+  # Per-operator saved and transient bytes on CPU and CUDA (for the model).
+  "$PYTHON" "$ROOT/bench/cuda_saved_bytes.py" "$OUT" >"$OUT/cuda-saved.log" 2>&1 ||
+    { tail -5 "$OUT/cuda-saved.log"; status=1; }
+  exit $status
+  ;;
+dry-run)
+  OUT="$DIR/out"
+  rm -rf "$DIR"
+  mkdir -p "$DIR"
+  # The GPU half's build, configured against this PyTorch (not built: the
+  # runtime in build/ is the same sources).
+  PYTHON=/usr/bin/python3 build_runtime "$DIR/build-runtime" configure-only \
+    >"$DIR/configure.log" 2>&1 || { cat "$DIR/configure.log"; exit 1; }
+  export MEMOPT_BUILD_DIR="${MEMOPT_BUILD_DIR:-$ROOT/build}"
+  /usr/bin/python3 "$ROOT/bench/gpu_check.py" compile "$DIR" --dry-run
+  /usr/bin/python3 "$ROOT/bench/gpu_check.py" run "$DIR" "$OUT" --device cpu
+  ;;
+*)
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+  ;;
+esac
