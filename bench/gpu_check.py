@@ -61,7 +61,10 @@ VARIANTS = {
     "budget-40%": ["--budget", "40%", "--prefer", "balanced"],
 }
 COMMON = ["--device", "cuda", "--grad-buffers", "resident"]
-COMPARE_STEPS, MEASURE_STEPS, WARMUP = 2, 5, 2
+# Steps measured after warm-up: a GPU step of 10-30 ms needs many for the
+# median to separate an offload's copies from noise; the CPU dry run, few.
+COMPARE_STEPS, WARMUP = 2, 2
+MEASURE_STEPS = {"cuda": 30, "cpu": 3}
 PACK_TARGET = 0.80  # bit-pack traffic / device-to-device copy traffic
 
 
@@ -137,11 +140,11 @@ def synchronize(device: str) -> None:
 
 def step_measurement(model, inputs, meter, device) -> dict:
     """Peak above the bytes live before the step, and the median step time,
-    over MEASURE_STEPS forward+backward steps after WARMUP (.grad zeroed in
-    place, as compiled with --grad-buffers resident)."""
+    over MEASURE_STEPS[device] forward+backward steps after WARMUP (.grad
+    zeroed in place, as compiled with --grad-buffers resident)."""
     params = [p for p in model.parameters() if p.requires_grad]
     peaks, times = [], []
-    for i in range(WARMUP + MEASURE_STEPS):
+    for i in range(WARMUP + MEASURE_STEPS[device]):
         for p in params:
             if p.grad is not None:
                 p.grad.zero_()
@@ -231,7 +234,8 @@ def run_model(name, kwargs, entries, directory, device, meter, ops) -> None:
             entry["measured"] = step_measurement(module, inputs, meter, device)
             stats = ops.offload_stats()
             entry["offload_stats"] = {"tensors": stats[0], "bytes": stats[1],
-                                      "fallbacks": stats[2]}
+                                      "fallbacks": stats[2],
+                                      "steps": WARMUP + MEASURE_STEPS[device]}
             if entry.get("offloaded_bytes") and device == "cuda":
                 # An empty pool keeps every tensor: the plan without copies.
                 ops.set_offload_config(0, 2)
@@ -329,7 +333,9 @@ def write_table(out: pathlib.Path, result: dict) -> None:
         offload = "—"
         if e.get("offloaded_bytes"):
             s = e["offload_stats"]
-            offload = (f"{mib(s['bytes'])} MiB in {s['tensors']} tensors, "
+            steps = s.get("steps", 1)
+            offload = (f"{mib(s['bytes'] / steps)} MiB in "
+                       f"{s['tensors'] // steps} tensors per step, "
                        f"{s['fallbacks']} kept")
             if "kept" in e:
                 offload += (f"; without the copies: peak "

@@ -187,9 +187,19 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
   OpMemoryEffects fx = getOpMemoryEffects(
       op, [&](Value v) { return requiresGrad(v); },
       [&](Value v) { return !nonContiguous.contains(v); },
-      [&](Value v) { return foldCopies.contains(v); });
+      [&](Value v) { return foldCopies.contains(v); },
+      /*fusedDropoutAttention=*/options.device == TrainingDevice::CUDA);
   if (!fx.known)
     markUnknown(op);
+  // CUDA's dropout (native_dropout) keeps its mask as bool, a byte per
+  // value, where the table, made on the CPU, has the noise in the input's
+  // dtype (bench/cuda_saved_bytes.py measures both).
+  if (options.device == TrainingDevice::CUDA &&
+      rule == SimulatorRule::Dropout && op->getNumResults())
+    if (int64_t numel = getNumElements(op->getResult(0).getType()); numel >= 0)
+      for (int64_t &bytes : fx.savedNewBytes)
+        if (bytes >= 0)
+          bytes = numel;
   Value first;
   for (Value operand : op.getOperands())
     if (isa<TensorType>(operand.getType())) {

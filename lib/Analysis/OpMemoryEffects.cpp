@@ -144,9 +144,11 @@ static int64_t getNewSavedBytes(const SavedItem &item, TorchOp op,
 /// The table's name for the op's row: attention with a dropout_p that may
 /// be nonzero runs another CPU kernel (the math decomposition, which keeps
 /// the scores) than without (flash attention), and has rows of its own.
-static std::string getTableKey(TorchOp op) {
+/// A fused kernel with dropout keeps what flash attention keeps.
+static std::string getTableKey(TorchOp op, bool fusedDropoutAttention) {
   StringRef name = op.getName();
-  if (lookupOperator(name).savedRow != SavedRowKey::DropoutAt4)
+  if (lookupOperator(name).savedRow != SavedRowKey::DropoutAt4 ||
+      fusedDropoutAttention)
     return name.str();
   ArrayRef<Attribute> args = op.getArgs().getValue();
   auto p = args.size() > 4 ? dyn_cast<FloatAttr>(args[4]) : FloatAttr();
@@ -205,11 +207,10 @@ static bool isIdentityDropout(TorchOp op) {
   return (p && p.getValueAsDouble() == 0) || (train && !train.getValue());
 }
 
-OpMemoryEffects
-mlir::memopt::getOpMemoryEffects(TorchOp op,
-                                 function_ref<bool(Value)> requiresGrad,
-                                 function_ref<bool(Value)> isContiguous,
-                                 function_ref<bool(Value)> foldCopies) {
+OpMemoryEffects mlir::memopt::getOpMemoryEffects(
+    TorchOp op, function_ref<bool(Value)> requiresGrad,
+    function_ref<bool(Value)> isContiguous,
+    function_ref<bool(Value)> foldCopies, bool fusedDropoutAttention) {
   OpMemoryEffects fx;
   SmallVector<Value> args;
   std::string pattern;
@@ -241,7 +242,7 @@ mlir::memopt::getOpMemoryEffects(TorchOp op,
   }
 
   const SavedTensorTable &table = SavedTensorTable::get();
-  std::string key = getTableKey(op);
+  std::string key = getTableKey(op, fusedDropoutAttention);
   const SavedTensorRow *row = table.lookup(key, pattern);
   if (!row && !anyGrad)
     row = table.anyRow(key);

@@ -33,11 +33,14 @@ struct OpMemoryEffects {
 
 /// Effects of `op`; `requiresGrad` answers for tensor values.
 /// `foldCopies` says whether reshaping a value's leading dims into one (as
-/// matmul does) copies it.
+/// matmul does) copies it. `fusedDropoutAttention`: attention with dropout
+/// runs a fused kernel that keeps no scores (CUDA's flash and
+/// memory-efficient attention), not the CPU's math decomposition.
 OpMemoryEffects getOpMemoryEffects(TorchOp op,
                                    function_ref<bool(Value)> requiresGrad,
                                    function_ref<bool(Value)> isContiguous,
-                                   function_ref<bool(Value)> foldCopies);
+                                   function_ref<bool(Value)> foldCopies,
+                                   bool fusedDropoutAttention = false);
 
 /// Elements of a list value built by prim::ListConstruct (else the value),
 /// followed by those `aten::append` added to it (before `at`, when given).

@@ -32,6 +32,7 @@ StringRef mlir::memopt::stringifyMemoryPhase(MemoryPhase phase) {
 }
 
 unsigned MemorySimulator::newStorage(int64_t bytes, bool resident) {
+  bytes = getAllocatedBytes(bytes, options.device);
   storages.push_back({std::max<int64_t>(bytes, 0), 0, resident});
   if (!resident)
     live += storages.back().bytes;
@@ -225,17 +226,50 @@ GradBuffers mlir::memopt::getGradBuffers(Operation *op) {
   return GradBuffers::Resident;
 }
 
-void mlir::memopt::inheritGradBuffers(Operation *original, Operation *copy) {
+std::optional<TrainingDevice>
+mlir::memopt::parseTrainingDevice(StringRef text) {
+  if (text == "cpu")
+    return TrainingDevice::CPU;
+  if (text == "cuda")
+    return TrainingDevice::CUDA;
+  return std::nullopt;
+}
+
+TrainingDevice mlir::memopt::getTrainingDevice(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto attr = op->getAttrOfType<StringAttr>(kTrainingDeviceAttrName))
+      if (std::optional<TrainingDevice> device =
+              parseTrainingDevice(attr.getValue()))
+        return *device;
+  return TrainingDevice::CPU;
+}
+
+int64_t mlir::memopt::getAllocatedBytes(int64_t bytes, TrainingDevice device) {
+  // c10::cuda::CUDACachingAllocator rounds every request up to 512 bytes.
+  constexpr int64_t kCudaBlock = 512;
+  if (device != TrainingDevice::CUDA || bytes <= 0)
+    return bytes;
+  return (bytes + kCudaBlock - 1) / kCudaBlock * kCudaBlock;
+}
+
+void mlir::memopt::inheritModelStamps(Operation *original, Operation *copy) {
   GradBuffers mode = getGradBuffers(original);
   if (mode != getGradBuffers(copy))
     copy->setAttr(
         kGradBuffersAttrName,
         StringAttr::get(copy->getContext(), stringifyGradBuffers(mode)));
+  TrainingDevice device = getTrainingDevice(original);
+  if (device != getTrainingDevice(copy))
+    copy->setAttr(
+        kTrainingDeviceAttrName,
+        StringAttr::get(copy->getContext(),
+                        device == TrainingDevice::CUDA ? "cuda" : "cpu"));
 }
 
 static TrainingMemoryOptions getStampedOptions(Operation *op) {
   TrainingMemoryOptions options;
   options.gradBuffers = getGradBuffers(op);
+  options.device = getTrainingDevice(op);
   return options;
 }
 

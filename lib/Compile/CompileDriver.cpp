@@ -286,6 +286,10 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   StringRef gradBuffers = stringifyGradBuffers(resolveGradBuffers(options));
   (*module)->setAttr(kGradBuffersAttrName,
                      StringAttr::get(&context, gradBuffers));
+  // The CUDA side of the memory model (CPU modules stay unstamped).
+  if (options.device == "cuda")
+    (*module)->setAttr(kTrainingDeviceAttrName,
+                       StringAttr::get(&context, options.device));
   if (signatures.size() == 1) {
     if (auto forward = module->lookupSymbol<func::FuncOp>("forward")) {
       Builder builder(&context);

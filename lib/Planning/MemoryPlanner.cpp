@@ -211,7 +211,7 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   // preference's allowance (on a scratch copy).
   auto nestedPeak = [&](const Candidate &c) -> std::optional<int64_t> {
     OwningOpRef<func::FuncOp> copy(func.clone());
-    inheritGradBuffers(func, *copy);
+    inheritModelStamps(func, *copy);
     ScopedDiagnosticHandler quiet(func.getContext(),
                                   [](Diagnostic &) { return success(); });
     if (failed(appliers[c.chain]->apply(*copy, c.plan)))

@@ -66,7 +66,7 @@ static OwningOpRef<func::FuncOp> bodyAsFunction(CheckpointOp region) {
   for (Value value : yield->getOperands())
     results.push_back(mapping.lookup(value));
   builder.create<func::ReturnOp>(yield->getLoc(), results);
-  inheritGradBuffers(region, *func);
+  inheritModelStamps(region, *func);
   return func;
 }
 
@@ -104,7 +104,7 @@ FailureOr<NestedCandidate> evaluate(func::FuncOp func,
                                     const PlanApplier &applier,
                                     const ChainPlan &plan) {
   OwningOpRef<func::FuncOp> copy(func.clone());
-  inheritGradBuffers(func, *copy);
+  inheritModelStamps(func, *copy);
   {
     ScopedDiagnosticHandler quiet(func.getContext(),
                                   [](Diagnostic &) { return success(); });

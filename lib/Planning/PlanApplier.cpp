@@ -34,7 +34,7 @@ FailureOr<int64_t> PlanApplier::predict(func::FuncOp func,
 FailureOr<PlanApplier::Peaks>
 PlanApplier::predictPeaks(func::FuncOp func, const ChainPlan &plan) const {
   OwningOpRef<func::FuncOp> copy(func.clone());
-  inheritGradBuffers(func, *copy);
+  inheritModelStamps(func, *copy);
   if (failed(apply(*copy, plan)))
     return failure();
   TrainingMemoryModel memory(*copy);

@@ -132,3 +132,51 @@ def test_table_covers_the_zoo(derived, tmp_path):
     # then stops calling it unknown).
     filled = (gaps_seen & known) if gaps_seen else set()
     assert not filled, f"rows now exist for {filled}: drop them from KNOWN_GAPS"
+
+
+SDPA_FUNCTION = """
+module {attributes} {{
+  func.func @attention(%q: tensor<2x4x64x16xf32>) -> tensor<2x4x64x16xf32> {{
+    %w = memopt.param "w" : tensor<16xf32>
+    %x = memopt.op "aten::mul"(%q, %w) [#memopt.arg<0>, #memopt.arg<1>]
+        : (tensor<2x4x64x16xf32>, tensor<16xf32>) -> tensor<2x4x64x16xf32>
+    %y = memopt.op "aten::scaled_dot_product_attention"(%x, %x, %x)
+        [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, #memopt.none, {p}, true]
+        {{nondeterministic}}
+        : (tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>)
+        -> tensor<2x4x64x16xf32>
+    return %y : tensor<2x4x64x16xf32>
+  }}
+}}
+"""
+
+
+def attention_saved_bytes(tmp_path, p, device):
+    attributes = 'attributes {memopt.device = "cuda"}' if device == "cuda" \
+        else ""
+    path = tmp_path / f"sdpa-{p}-{device}.mlir"
+    path.write_text(SDPA_FUNCTION.format(attributes=attributes, p=p))
+    out = subprocess.run(
+        [str(tool_path("memopt-opt")), str(path),
+         "-memopt-test-memory-model=kernel-workspaces=0", "-o", "/dev/null"],
+        capture_output=True, text=True, check=True).stdout
+    saved = [line.split()[-1] for line in out.splitlines()
+             if "saved aten::scaled_dot_product_attention" in line]
+    return int(saved[0]) if saved else 0
+
+
+@pytest.mark.skipif(not hasattr(torch.nn.functional,
+                                "scaled_dot_product_attention"),
+                    reason="PyTorch 1.x has no scaled_dot_product_attention")
+def test_cuda_attention_with_dropout_keeps_no_scores(tmp_path):
+    """On the CPU, attention with dropout runs the math decomposition and
+    keeps its B x H x S x S scores; CUDA's fused kernels (flash, memory-
+    efficient) keep what attention without dropout keeps (measured on an
+    H100: docs/gpu.md)."""
+    cpu_dropout = attention_saved_bytes(tmp_path, "1.000000e-01", "cpu")
+    cpu_plain = attention_saved_bytes(tmp_path, "0.000000e+00", "cpu")
+    cuda_dropout = attention_saved_bytes(tmp_path, "1.000000e-01", "cuda")
+    scores = 2 * 4 * 64 * 64 * 4
+    assert cpu_dropout >= cpu_plain + scores
+    # The same row, in CUDA's 512-byte blocks.
+    assert cpu_plain <= cuda_dropout < cpu_plain + 512 * 4

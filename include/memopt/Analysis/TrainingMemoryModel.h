@@ -50,9 +50,25 @@ StringRef stringifyGradBuffers(GradBuffers mode);
 std::optional<GradBuffers> parseGradBuffers(StringRef text);
 /// The mode stamped on `op` or its nearest ancestor (Resident if none).
 GradBuffers getGradBuffers(Operation *op);
+
+/// Where the modelled training runs. On CUDA, dropout keeps its mask as bool
+/// (a byte per value; the CPU keeps the noise in the input's dtype) and the
+/// caching allocator hands out blocks in multiples of 512 bytes, which is
+/// what `torch.cuda.max_memory_allocated` counts. Stamped on a module or
+/// function as `memopt.device` ("cpu" when absent).
+enum class TrainingDevice { CPU, CUDA };
+inline constexpr llvm::StringLiteral kTrainingDeviceAttrName = "memopt.device";
+std::optional<TrainingDevice> parseTrainingDevice(StringRef text);
+/// The device stamped on `op` or its nearest ancestor (CPU if none).
+TrainingDevice getTrainingDevice(Operation *op);
+/// The size of the block the CUDA caching allocator gives `bytes` (the
+/// bytes themselves on the CPU).
+int64_t getAllocatedBytes(int64_t bytes, TrainingDevice device);
+
 /// Stamps `copy` (a detached scratch copy of, or function made from, part
-/// of `original`) with `original`'s mode, so that models of it agree.
-void inheritGradBuffers(Operation *original, Operation *copy);
+/// of `original`) with `original`'s gradient-buffer mode and device, so
+/// that models of it agree.
+void inheritModelStamps(Operation *original, Operation *copy);
 
 struct TrainingMemoryOptions {
   GradBuffers gradBuffers = GradBuffers::Resident;
@@ -66,12 +82,14 @@ struct TrainingMemoryOptions {
   /// Intra-op threads of the measured process: PyTorch 1.13 runs small-batch
   /// unstrided 1x1 convolutions without oneDNN only on one thread.
   int intraOpThreads = 1;
+  TrainingDevice device = TrainingDevice::CPU;
 };
 
 class TrainingMemoryModel {
 public:
-  /// For getAnalysis<>: `op` is a func.func; the gradient-buffer mode is
-  /// the one stamped on it or its module (getGradBuffers).
+  /// For getAnalysis<>: `op` is a func.func; the gradient-buffer mode and
+  /// device are the ones stamped on it or its module (getGradBuffers,
+  /// getTrainingDevice).
   explicit TrainingMemoryModel(Operation *op);
   TrainingMemoryModel(Operation *op, const TrainingMemoryOptions &options);
 

@@ -45,6 +45,7 @@ struct TestMemoryModelPass
       if (func.isExternal())
         return;
       options.gradBuffers = getGradBuffers(func);
+      options.device = getTrainingDevice(func);
       TrainingMemoryModel model(func, options);
       os << "memory-model @" << func.getSymName() << "\n";
       func.walk([&](Operation *op) {
