@@ -5,6 +5,7 @@
 // skips functions that are passthrough or already planned.
 //
 //===----------------------------------------------------------------------===//
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Planning/MemoryPlanner.h"
 #include "memopt/Transforms/Passes.h"
 
@@ -25,13 +26,13 @@ struct InsertCheckpointsPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal() || func->hasAttr("memopt.passthrough") ||
-        func->hasAttr("memopt.plan"))
+    if (func.isExternal() || func->hasAttr(kPassthroughAttrName) ||
+        func->hasAttr(kPlanAttrName))
       return markAllAnalysesPreserved();
 
     MemoryPlanOptions options;
     options.budget = budget;
-    if (auto own = func->getAttrOfType<StringAttr>("memopt.budget"))
+    if (auto own = func->getAttrOfType<StringAttr>(kBudgetAttrName))
       options.budget = own.str();
     if (!prefer.empty()) {
       options.prefer = parsePreference(prefer);

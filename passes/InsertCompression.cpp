@@ -10,6 +10,7 @@
 #include "memopt/Analysis/BinaryValueAnalysis.h"
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Planning/FunctionChain.h"
 #include "memopt/Planning/MemoryPlanner.h"
@@ -128,7 +129,7 @@ struct InsertCompressionPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal() || func->hasAttr("memopt.passthrough"))
+    if (func.isExternal() || func->hasAttr(kPassthroughAttrName))
       return markAllAnalysesPreserved();
     SmallVector<std::string> assumed(assumeBinary.begin(), assumeBinary.end());
     BinaryValueAnalysis binary(func, assumed);

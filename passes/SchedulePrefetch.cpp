@@ -9,6 +9,7 @@
 #include "memopt/Analysis/CostModel.h"
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Transforms/Passes.h"
 
@@ -72,7 +73,7 @@ struct SchedulePrefetchPass
 
 void SchedulePrefetchPass::runOnOperation() {
   func::FuncOp func = getOperation();
-  if (func.isExternal() || func->hasAttr("memopt.passthrough"))
+  if (func.isExternal() || func->hasAttr(kPassthroughAttrName))
     return markAllAnalysesPreserved();
   if (!(bandwidth > 0)) {
     std::string given;
@@ -113,7 +114,7 @@ void SchedulePrefetchPass::runOnOperation() {
   unsigned offloading = llvm::count_if(
       regions, [](const Region &r) { return r.offloadedBytes > 0; });
   if (offloading == 0) {
-    func->removeAttr("memopt.prefetch_schedule");
+    func->removeAttr(kPrefetchScheduleAttrName);
     return;
   }
   // Early prefetches hold their bytes from the trigger on: never let that
@@ -169,7 +170,7 @@ void SchedulePrefetchPass::runOnOperation() {
   }
   Builder b(&getContext());
   func->setAttr(
-      "memopt.prefetch_schedule",
+      kPrefetchScheduleAttrName,
       b.getDictionaryAttr({
           b.getNamedAttr("bandwidth_gbps", b.getF64FloatAttr(bandwidth)),
           b.getNamedAttr("offloaded_regions", b.getI64IntegerAttr(offloading)),

@@ -17,6 +17,7 @@
 //   - none:     nothing; the dispatch is `strict` and a miss raises.
 //
 //===----------------------------------------------------------------------===//
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Transforms/Passes.h"
 
@@ -34,14 +35,6 @@ namespace mlir::memopt {
 
 using namespace mlir;
 using namespace mlir::memopt;
-
-// Function attributes of the importer (memopt/Conversion/TorchScriptImport.h;
-// passes do not depend on the converters) and of this pass.
-static constexpr llvm::StringLiteral kSignatureAttr = "memopt.signature";
-static constexpr llvm::StringLiteral kShapeAssumesAttr = "memopt.shape_assumes";
-static constexpr llvm::StringLiteral kOriginalMethodAttr =
-    "memopt.original_method";
-static constexpr llvm::StringLiteral kGenericOfAttr = "memopt.generic_of";
 
 namespace {
 
@@ -114,7 +107,7 @@ int64_t numElements(func::FuncOp func) {
 
 /// Why a generic copy of `func` would not be valid, or "" when it would.
 std::string genericObstacle(func::FuncOp func) {
-  if (auto decisions = func->getAttrOfType<ArrayAttr>(kShapeAssumesAttr)) {
+  if (auto decisions = func->getAttrOfType<ArrayAttr>(kShapeAssumesAttrName)) {
     std::string list;
     for (Attribute decision : decisions)
       if (auto text = dyn_cast<StringAttr>(decision))
@@ -215,7 +208,7 @@ SpecializeSignaturesPass::collect(ModuleOp module,
   for (auto func : module.getOps<func::FuncOp>()) {
     if (!isSignatureName(func.getSymName(), method))
       continue;
-    auto signature = func->getAttrOfType<DictionaryAttr>(kSignatureAttr);
+    auto signature = func->getAttrOfType<DictionaryAttr>(kSignatureAttrName);
     auto index = signature ? signature.getAs<IntegerAttr>("index") : nullptr;
     auto count = signature ? signature.getAs<IntegerAttr>("count") : nullptr;
     if (!index || !count || count.getInt() < 0)
@@ -348,10 +341,10 @@ void SpecializeSignaturesPass::runOnOperation() {
     } else {
       fallbackFunc = largest->func.clone();
       fallbackFunc.setSymName(method + "_generic");
-      fallbackFunc->removeAttr(kSignatureAttr);
+      fallbackFunc->removeAttr(kSignatureAttrName);
       // Its plan (memopt.plan, region reasons) was made for these shapes.
       fallbackFunc->setAttr(
-          kGenericOfAttr,
+          kGenericOfAttrName,
           FlatSymbolRefAttr::get(largest->func.getSymNameAttr()));
       makeShapeGeneric(fallbackFunc);
       builder.setInsertionPointAfter(lastFunc);
@@ -368,7 +361,7 @@ void SpecializeSignaturesPass::runOnOperation() {
     fallbackFunc = builder.create<func::FuncOp>(
         loc, method + "_original", builder.getFunctionType(inputs, results));
     fallbackFunc.setPrivate();
-    fallbackFunc->setAttr(kOriginalMethodAttr,
+    fallbackFunc->setAttr(kOriginalMethodAttrName,
                           builder.getStringAttr(method.getValue()));
   }
 

@@ -3,6 +3,7 @@
 #include "OpMemoryEffects.h"
 #include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -309,7 +310,7 @@ void BinaryValueAnalysis::analyze(Operation *root,
 static SmallVector<std::string> getAssumedPaths(Operation *op) {
   SmallVector<std::string> paths;
   for (Operation *p = op; p; p = p->getParentOp())
-    if (auto list = p->getAttrOfType<ArrayAttr>("memopt.assume_binary"))
+    if (auto list = p->getAttrOfType<ArrayAttr>(kAssumeBinaryAttrName))
       for (Attribute a : list)
         if (auto s = dyn_cast<StringAttr>(a))
           paths.push_back(s.str());

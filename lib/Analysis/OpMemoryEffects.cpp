@@ -4,6 +4,7 @@
 #include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/SavedTensorTable.h"
 #include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -189,7 +190,7 @@ static Attribute getConstantArg(TorchOp op, Attribute arg) {
   auto func = op->getParentOfType<func::FuncOp>();
   if (!read || !func)
     return {};
-  auto assumes = func->getAttrOfType<DictionaryAttr>("memopt.assumes");
+  auto assumes = func->getAttrOfType<DictionaryAttr>(kAssumesAttrName);
   return assumes ? assumes.get(read.getPath()) : Attribute();
 }
 

@@ -1,5 +1,6 @@
 //===- CompileReport.cpp - collect a plan's decisions, write JSON ---------===//
 #include "memopt/Compile/CompileReport.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 
 #include "memopt/Analysis/CostModel.h"
 #include "memopt/Analysis/TensorBytes.h"
@@ -174,7 +175,7 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
   report.offloaded.clear();
   report.backwardKernels.clear();
 
-  auto plan = func->getAttrOfType<DictionaryAttr>("memopt.plan");
+  auto plan = func->getAttrOfType<DictionaryAttr>(kPlanAttrName);
   if (plan) {
     if (auto budget = lookupNumber<int64_t>(plan, "budget_bytes");
         budget && *budget > 0)
@@ -189,7 +190,7 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
   }
   report.prefetch.reset();
   if (auto schedule =
-          func->getAttrOfType<DictionaryAttr>("memopt.prefetch_schedule"))
+          func->getAttrOfType<DictionaryAttr>(kPrefetchScheduleAttrName))
     report.prefetch = SignatureReport::PrefetchSchedule{
         lookupNumber<int64_t>(schedule, "offloaded_regions").value_or(0),
         lookupNumber<int64_t>(schedule, "prefetched_early").value_or(0),
@@ -220,9 +221,10 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
       info.label = region.getLabel().str();
       info.modulePaths = regionModulePaths(region);
       if (auto saved =
-              region->getAttrOfType<IntegerAttr>("memopt.saved_bytes_avoided"))
+              region->getAttrOfType<IntegerAttr>(kSavedBytesAvoidedAttrName))
         info.savedBytesAvoided = saved.getValue().getSExtValue();
-      if (auto reason = region->getAttrOfType<StringAttr>("memopt.reason"))
+      if (auto reason =
+              region->getAttrOfType<StringAttr>(kRegionReasonAttrName))
         info.reason = reason.str();
       region.getBodyBlock().walk([&](Operation *inner) {
         if (!isa<YieldOp>(inner))

@@ -5,6 +5,7 @@
 #include "memopt/Analysis/CostModel.h"
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Planning/Budget.h"
 #include "memopt/Planning/ChainPlanner.h"
@@ -385,6 +386,6 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
                                             : stringifyPreference(preference))),
       b.getNamedAttr("segments", b.getI64IntegerAttr(chain.segments.size())),
   };
-  func->setAttr("memopt.plan", b.getDictionaryAttr(fields));
+  func->setAttr(kPlanAttrName, b.getDictionaryAttr(fields));
   return summary;
 }

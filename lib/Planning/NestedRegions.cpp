@@ -1,6 +1,7 @@
 //===- NestedRegions.cpp - regions within a region's recompute ------------===//
 #include "memopt/Planning/NestedRegions.h"
 #include "PlanApplier.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 
 #include "memopt/Analysis/BinaryValueAnalysis.h"
 #include "memopt/Analysis/CostModel.h"
@@ -145,11 +146,11 @@ static void describeNesting(CheckpointOp outer, int64_t before,
                             int64_t after) {
   Builder b(outer.getContext());
   for (auto inner : outer.getBodyBlock().getOps<CheckpointOp>()) {
-    auto reason = inner->getAttrOfType<StringAttr>("memopt.reason");
+    auto reason = inner->getAttrOfType<StringAttr>(kRegionReasonAttrName);
     std::string text = reason ? reason.str() : std::string();
     text += "; lowers the peak within " + outer.getLabel().str() + " from " +
             formatBytes(before) + " to " + formatBytes(after);
-    inner->setAttr("memopt.reason", b.getStringAttr(text));
+    inner->setAttr(kRegionReasonAttrName, b.getStringAttr(text));
   }
 }
 

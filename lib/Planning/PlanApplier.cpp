@@ -4,6 +4,7 @@
 #include "memopt/Analysis/BinaryValueAnalysis.h"
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Planning/RegionOutlining.h"
 
 #include "mlir/IR/Builders.h"
@@ -178,8 +179,8 @@ void PlanApplier::annotate(CheckpointOp region, const ChainGroup &group) const {
     os << " frees " << llvm::format("%.2f", avoided / 1048576.0)
        << " MiB, with " << how;
   Builder b(region.getContext());
-  region->setAttr("memopt.reason", b.getStringAttr(os.str()));
-  region->setAttr("memopt.saved_bytes_avoided", b.getI64IntegerAttr(avoided));
+  region->setAttr(kRegionReasonAttrName, b.getStringAttr(os.str()));
+  region->setAttr(kSavedBytesAvoidedAttrName, b.getI64IntegerAttr(avoided));
 }
 
 /// The chain-model peak when nothing is checkpointed.

@@ -19,6 +19,7 @@
 #ifndef MEMOPT_ANALYSIS_TRAININGMEMORYMODEL_H
 #define MEMOPT_ANALYSIS_TRAININGMEMORYMODEL_H
 
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -44,8 +45,6 @@ struct TimelineEntry {
 /// 2.x's default) autograd allocates them in backward and they count in the
 /// step's peak. Stamped on a module or function as `memopt.grad_buffers`.
 enum class GradBuffers { Resident, Allocated };
-inline constexpr llvm::StringLiteral kGradBuffersAttrName =
-    "memopt.grad_buffers";
 StringRef stringifyGradBuffers(GradBuffers mode);
 std::optional<GradBuffers> parseGradBuffers(StringRef text);
 /// The mode stamped on `op` or its nearest ancestor (Resident if none).
@@ -57,7 +56,6 @@ GradBuffers getGradBuffers(Operation *op);
 /// what `torch.cuda.max_memory_allocated` counts. Stamped on a module or
 /// function as `memopt.device` ("cpu" when absent).
 enum class TrainingDevice { CPU, CUDA };
-inline constexpr llvm::StringLiteral kTrainingDeviceAttrName = "memopt.device";
 std::optional<TrainingDevice> parseTrainingDevice(StringRef text);
 /// The device stamped on `op` or its nearest ancestor (CPU if none).
 TrainingDevice getTrainingDevice(Operation *op);

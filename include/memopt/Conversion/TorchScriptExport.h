@@ -13,15 +13,13 @@
 #ifndef MEMOPT_CONVERSION_TORCHSCRIPTEXPORT_H
 #define MEMOPT_CONVERSION_TORCHSCRIPTEXPORT_H
 
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::memopt {
-
-/// Name of the module attribute holding the absolute path of the source .pt.
-inline constexpr llvm::StringLiteral kSourceAttrName = "memopt.source";
 
 /// Exports `@forward` of `module` (and the state of the `.pt` named by
 /// `memopt.source`) as a TorchScript module saved to `outputPath`. Emits one

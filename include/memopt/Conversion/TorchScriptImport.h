@@ -106,20 +106,8 @@ struct ImportOptions {
   std::vector<std::string> methods = {"forward"};
 };
 
-/// Function attribute names the importer sets.
-inline constexpr llvm::StringLiteral kSignatureAttrName = "memopt.signature";
-inline constexpr llvm::StringLiteral kBudgetAttrName = "memopt.budget";
-inline constexpr llvm::StringLiteral kPassthroughAttrName =
-    "memopt.passthrough";
-/// Module attribute values control flow was folded on: {path = value}
-/// (the exported code checks them).
-inline constexpr llvm::StringLiteral kAssumesAttrName = "memopt.assumes";
-/// Control-flow decisions folded on tensor sizes (not only ranks or dtypes):
-/// an array of strings, one per decision, naming it and where it is. A
-/// function carrying it is valid only for its exact input shapes (no generic
-/// fallback can be derived from it).
-inline constexpr llvm::StringLiteral kShapeAssumesAttrName =
-    "memopt.shape_assumes";
+// The attribute names the importer sets (kSignatureAttrName, ...) are the
+// dialect's: memopt/Dialect/MemoptAttrNames.h.
 
 /// The source model as the import loaded it, unchanged (the import runs a
 /// copy of its state): an export in the same process (TorchScriptExport.h)

@@ -15,6 +15,7 @@
 #ifndef MEMOPT_PLANNING_MEMORYPLANNER_H
 #define MEMOPT_PLANNING_MEMORYPLANNER_H
 
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <optional>
@@ -24,12 +25,6 @@
 namespace mlir::memopt {
 
 enum class Preference { Speed, Balanced, Memory };
-
-/// The predicted peak of a function before any memopt transformation
-/// (set by the first pass that changes what autograd saves); budgets given
-/// in percent refer to it.
-inline constexpr llvm::StringLiteral kUnplannedPeakAttrName =
-    "memopt.unplanned_peak_bytes";
 
 /// "speed" | "balanced" | "memory".
 std::optional<Preference> parsePreference(StringRef text);

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "ExportInternal.h"
 
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -29,9 +30,6 @@
 
 using namespace mlir;
 using namespace mlir::memopt;
-
-static constexpr llvm::StringLiteral kOriginalMethodAttr =
-    "memopt.original_method";
 
 FailureOr<DispatchOp> exporter::findEntryDispatch(func::FuncOp forward) {
   DispatchOp dispatch;
@@ -196,7 +194,7 @@ static LogicalResult copySourceMethod(func::FuncOp decl,
   if (!method)
     return decl.emitError("cannot export @")
            << decl.getSymName() << ": the source module has no method '"
-           << sourceMethod << "' (" << kOriginalMethodAttr << ")";
+           << sourceMethod << "' (" << kOriginalMethodAttrName << ")";
   std::shared_ptr<torch::jit::Graph> graph = method->graph()->copy();
   torch::jit::Inline(*graph);
   graph->inputs().at(0)->setType(root.type());
@@ -224,11 +222,11 @@ static LogicalResult addMethod(func::FuncOp func, torch::jit::Module &root,
            << name << " as a method: the module already has a member '" << name
            << "'";
   if (func.isExternal()) {
-    auto original = func->getAttrOfType<StringAttr>(kOriginalMethodAttr);
+    auto original = func->getAttrOfType<StringAttr>(kOriginalMethodAttrName);
     if (!original)
       return func.emitError("cannot export @")
              << name << ": a declaration is exportable only as the source's "
-             << "own method (" << kOriginalMethodAttr << " = \"forward\")";
+             << "own method (" << kOriginalMethodAttrName << " = \"forward\")";
     return copySourceMethod(func, original.str(), name, root, source);
   }
   std::shared_ptr<torch::jit::Graph> graph =

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ExportInternal.h"
 
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -461,7 +462,7 @@ LogicalResult exporter::emitBlock(Block &block, Graph &graph,
   // constants: the exported forward checks them first.
   if (auto func = dyn_cast<func::FuncOp>(block.getParentOp())) {
     SmallVector<GraphEmitter::Assumption> assumptions;
-    if (auto assumes = func->getAttrOfType<DictionaryAttr>("memopt.assumes"))
+    if (auto assumes = func->getAttrOfType<DictionaryAttr>(kAssumesAttrName))
       for (NamedAttribute assumption : assumes)
         assumptions.push_back(
             {func, assumption.getName().getValue(), assumption.getValue()});

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "ExportInternal.h"
 
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -174,7 +175,7 @@ LogicalResult exporter::verifyModuleState(ModuleOp module,
   WalkResult walk = module.walk([&](Operation *op) -> WalkResult {
     StringRef path, what;
     if (auto func = dyn_cast<func::FuncOp>(op)) {
-      auto assumes = func->getAttrOfType<DictionaryAttr>("memopt.assumes");
+      auto assumes = func->getAttrOfType<DictionaryAttr>(kAssumesAttrName);
       for (NamedAttribute assumption :
            assumes ? assumes.getValue() : ArrayRef<NamedAttribute>()) {
         ResolvedAttr attr = resolve(root, assumption.getName().getValue());

@@ -11,6 +11,7 @@
 #include "ConstantFolding.h"
 #include "ModuleState.h"
 
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

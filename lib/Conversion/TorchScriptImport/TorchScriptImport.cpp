@@ -9,6 +9,7 @@
 
 #include "memopt/Conversion/TorchCompat.h"
 #include "memopt/Conversion/TorchScriptSource.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -152,7 +153,7 @@ importMethods(llvm::function_ref<torch::jit::Module()> load,
   bool several = signatures.size() > 1;
   torchModule = load();
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(context));
-  (*module)->setAttr("memopt.source",
+  (*module)->setAttr(kSourceAttrName,
                      StringAttr::get(context, absolutePath(sourcePath)));
   for (const std::string &method : options.methods) {
     for (auto [index, signature] : llvm::enumerate(signatures)) {
