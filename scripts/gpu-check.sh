@@ -34,9 +34,21 @@ build_runtime() {
   [ "$what" = configure-only ] || cmake --build "$build" -j"$(nproc)"
 }
 
+# Empties DIR for a new check. A non-empty folder that no earlier check
+# made (no .gpu-check mark) is refused: a mistyped argument must not wipe it.
+fresh_dir() {
+  if [ -d "$1" ] && [ -n "$(ls -A "$1")" ] && [ ! -f "$1/.gpu-check" ]; then
+    echo "gpu-check: $1 is not empty and holds no earlier check; name a new folder" >&2
+    exit 2
+  fi
+  rm -rf "$1"
+  mkdir -p "$1"
+  touch "$1/.gpu-check"
+}
+
 case "$mode" in
 compile)
-  rm -rf "$DIR"
+  fresh_dir "$DIR"
   if [ "${3:-}" = torch2 ]; then
     # Compiled by PyTorch 2.6 (scripts/test-torch2.sh's Debian 13 root), whose
     # graphs call the fused attention that eager PyTorch 2.x calls.
@@ -95,8 +107,7 @@ gpu)
   ;;
 dry-run)
   OUT="$DIR/out"
-  rm -rf "$DIR"
-  mkdir -p "$DIR"
+  fresh_dir "$DIR"
   # The GPU half's build, configured against this PyTorch (not built: the
   # runtime in build/ is the same sources).
   PYTHON=/usr/bin/python3 build_runtime "$DIR/build-runtime" configure-only \
