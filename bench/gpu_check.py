@@ -222,10 +222,8 @@ def run_model(name, kwargs, entries, directory, device, meter, ops) -> None:
             module = torch.jit.load(str(directory / entry["compiled"]),
                                     map_location=device)
             module.train()
-            state = measure._state(module)
-            problems = [f"initial state differs: {k}" for k in state
-                        if k not in initial or measure._diff(
-                            state[k], initial[k])[0] != 0.0][:3]
+            problems = measure.initial_state_problems(
+                measure._state(module), initial)
             records = train(module, inputs, device)
             compare = measure.compare_records(reference, records)
             compare["problems"] = problems + compare["problems"]

@@ -75,21 +75,12 @@ gpu)
   status=0
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv \
     | tee "$OUT/device.txt" || true
-  if build_runtime "$build" >"$OUT/build.log" 2>&1; then
-    grep -E "memopt: (LibTorch|nvcc)" "$OUT/build.log" || true
-  else
-    # The report names the fallback; the table is still worth having.
+  if ! build_runtime "$build" >"$OUT/build.log" 2>&1; then
     tail -30 "$OUT/build.log"
-    echo "gpu-check: CMake could not build the runtime (log: $OUT/build.log);" \
-      "building it with torch.utils.cpp_extension instead" | tee "$OUT/build-fallback.txt"
-    build="$ROOT/build-gpu-ext"
-    "$PYTHON" "$ROOT/scripts/build_runtime_extension.py" "$build" \
-      >"$OUT/build-ext.log" 2>&1 || {
-      tail -30 "$OUT/build-ext.log"
-      echo "gpu-check: building the runtime failed"
-      exit 1
-    }
+    echo "gpu-check: building the runtime failed (log: $OUT/build.log)"
+    exit 1
   fi
+  grep -E "memopt: (LibTorch|nvcc)" "$OUT/build.log" || true
   export MEMOPT_BUILD_DIR="$build"
   export MEMOPT_RUNTIME_LIB="$build/lib/libmemopt_runtime.so"
   # Deterministic cuBLAS, so that eager and compiled can match bit for bit.

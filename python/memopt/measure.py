@@ -327,6 +327,18 @@ def _state(module: nn.Module) -> Dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
 
+def initial_state_problems(state: Dict[str, torch.Tensor],
+                           reference: Dict[str, torch.Tensor],
+                           limit: int = 3) -> List[str]:
+    """Why a candidate's initial state_dict (`_state`) is not the
+    reference's: its keys differ, or up to `limit` entries differ."""
+    if set(state) != set(reference):
+        return ["state_dict keys differ: " + str(
+            sorted(set(state) ^ set(reference))[:5])]
+    return [f"initial state differs: {k}" for k in state
+            if _diff(state[k], reference[k])[0] != 0.0][:limit]
+
+
 def compare_records(ref: List[dict], cand: List[dict]) -> dict:
     """Compares two `train_steps` results. See compare_with_eager."""
     problems, worst, worst_what, bitwise = [], 0.0, "", True
@@ -381,16 +393,8 @@ def compare_with_eager(reference: Optional[nn.Module], candidate: nn.Module,
     """
     problems = []
     if reference_records is None:
-        ref_state = _state(reference)
-        cand_state = _state(candidate)
-        if set(ref_state) != set(cand_state):
-            problems.append("state_dict keys differ: " + str(
-                sorted(set(ref_state) ^ set(cand_state))[:5]))
-        else:
-            for k in ref_state:
-                if _diff(ref_state[k], cand_state[k])[0] != 0.0:
-                    problems.append(f"initial state differs: {k}")
-                    break
+        problems = initial_state_problems(_state(candidate),
+                                          _state(reference), limit=1)
         reference_records = train_steps(reference, inputs, steps, seed,
                                         set_to_none=set_to_none)
     cand = train_steps(candidate, inputs, steps, seed, stats=stats,
@@ -662,16 +666,8 @@ def worker(spec: dict) -> dict:
                     del eager
                 module = torch.jit.load(str(path))
                 module.train()
-                state = _state(module)
-                init_problems = []
-                if set(state) != set(reference_state):
-                    init_problems.append("state_dict keys differ: " + str(
-                        sorted(set(state) ^ set(reference_state))[:5]))
-                else:
-                    init_problems += [f"initial state differs: {k}"
-                                      for k in state
-                                      if _diff(state[k], reference_state[k])[0]
-                                      != 0.0][:3]
+                init_problems = initial_state_problems(_state(module),
+                                                       reference_state)
                 cmp = compare_with_eager(None, module, inputs,
                                          int(spec.get("compare_steps", 2)),
                                          reference_records=reference_records,
