@@ -85,6 +85,9 @@ def family_variants():
         ("gpt2 (masked_fill)", "gpt_decoder", dict(batch=2, seq=64, layers=4)),
         ("lstm lm", "rnn_lm", dict(cell="lstm", batch=4, seq=32)),
         ("gru lm", "rnn_lm", dict(cell="gru", batch=4, seq=32)),
+        # Where activations, not the weights' gradients, dominate.
+        ("lstm lm 16x128", "rnn_lm", dict(cell="lstm", batch=16, seq=128)),
+        ("gru lm 16x128", "rnn_lm", dict(cell="gru", batch=16, seq=128)),
         ("unet", "unet", dict(batch=2, image=64)),
     ]
     if hasattr(torch.nn.functional, "scaled_dot_product_attention"):

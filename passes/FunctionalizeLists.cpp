@@ -78,13 +78,9 @@ bool functionalize(TorchOp construct) {
   for (unsigned i = 0; i < elements.size(); ++i)
     args.push_back(OperandRefAttr::get(builder.getContext(), i));
   auto rebuilt = builder.create<TorchOp>(
-      construct.getLoc(), construct->getResultTypes(),
-      builder.getStringAttr("prim::ListConstruct"), elements,
-      builder.getArrayAttr(args), construct.getOverloadAttr(),
-      /*mutates=*/nullptr, /*views=*/nullptr, /*nondeterministic=*/false,
-      /*side_effects=*/false, /*saved_input=*/nullptr,
-      /*saved_form=*/nullptr, /*backward=*/nullptr, /*high_water=*/nullptr,
-      /*channels_last=*/nullptr);
+      construct.getLoc(), construct->getResultTypes(), "prim::ListConstruct",
+      elements, builder.getArrayAttr(args));
+  rebuilt.setOverloadAttr(construct.getOverloadAttr());
   for (TorchOp append : appends)
     append->erase();
   list.replaceAllUsesWith(rebuilt->getResult(0));

@@ -105,6 +105,19 @@ OpCost CostModel::getCost(Operation *op) const {
       cost.flops =
           4 * product(a0) * (a1.size() >= 2 ? a1.drop_back().back() : 1);
       break;
+    case FlopRule::Recurrent: {
+      // Every row (step x batch) of the input meets every gate weight,
+      // once per layer and direction: 2 * rows * sum of the 2-d weights.
+      double weights = 0;
+      if (Value params = torchOp.getOperandArg(2))
+        for (Value weight : getListElements(params))
+          if (ArrayRef<int64_t> shape = shapeOf(weight); shape.size() == 2)
+            weights += product(shape);
+      cost.flops = 2 *
+                   (a0.empty() || !a0.back() ? 0 : product(a0) / a0.back()) *
+                   weights;
+      break;
+    }
     case FlopRule::Matmul: // 2 * out * k
     case FlopRule::MatmulAnyRank:
       cost.flops = 2 * outElems * (a0.empty() ? 1 : a0.back());

@@ -260,8 +260,17 @@ mlir::memopt::getBackwardHighWater(TorchOp op, bool inputGrad, bool weightGrad,
                                    const TrainingMemoryOptions &options) {
   if (!options.kernelWorkspaces)
     return -1;
-  if (lookupOperator(op.getName()).workspace == WorkspaceRule::BatchNorm)
+  WorkspaceRule rule = lookupOperator(op.getName()).workspace;
+  if (rule == WorkspaceRule::BatchNorm)
     return getBatchNormBackwardHighWater(op, inputGrad);
+  // Recurrent layers: the probe's mask is the input (arg 0) and the
+  // parameter list (arg 2, which callers pass as the bias position).
+  if (rule == WorkspaceRule::Recurrent) {
+    KernelHighWaterAttr measured = op.getHighWaterAttr();
+    return measured && (inputGrad || biasGrad)
+               ? measured.getBackward(inputGrad, biasGrad)
+               : -1;
+  }
   if (int64_t measured =
           getMeasuredBackward(op, inputGrad, weightGrad, biasGrad);
       measured >= 0)

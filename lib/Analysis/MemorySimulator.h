@@ -43,6 +43,9 @@ private:
   /// Appends a timeline entry: the live bytes plus `transient` bytes the op
   /// holds only while it runs (kernel workspace).
   void record(Operation *op, MemoryPhase phase, int64_t transient = 0);
+  /// A timeline point at `high` bytes (a measured peak, which may be below
+  /// the live bytes the simulator adds up).
+  void recordHigh(Operation *op, MemoryPhase phase, int64_t high);
   bool requiresGrad(Value value) const { return gradValues.contains(value); }
   int64_t bytesOf(Value value, Operation *user);
   void markUnknown(Operation *op) {

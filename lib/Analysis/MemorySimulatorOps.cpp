@@ -41,9 +41,23 @@ static bool makesNonContiguous(TorchOp op, const OperatorInfo &info) {
   case LayoutRule::Inherit:
   case LayoutRule::KeepStrides:
   case LayoutRule::Dense:
+  case LayoutRule::BatchFirstAt8: // result 0 only: isBatchFirstOutput
     return false;
   }
   llvm_unreachable("unknown layout rule");
+}
+
+/// A recurrent layer stack's batch-first output: the time-major sequence
+/// transposed back, a view that reordering its leading dims (matmul's
+/// reshape) copies.
+static bool isBatchFirstOutput(TorchOp op, const OperatorInfo &info,
+                               Value result) {
+  if (info.layout != LayoutRule::BatchFirstAt8 || op->getNumResults() == 0 ||
+      result != op->getResult(0))
+    return false;
+  ArrayRef<Attribute> args = op.getArgs().getValue();
+  auto batchFirst = args.size() > 8 ? dyn_cast<BoolAttr>(args[8]) : BoolAttr();
+  return batchFirst && batchFirst.getValue();
 }
 
 /// A transpose or permute of a >= 3-d tensor that reorders its leading
@@ -217,12 +231,13 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
       define(result, newStorage(bytesOf(result, op)));
     // Elementwise results keep the strides of their input.
     bool dense = info.layout == LayoutRule::Dense;
-    if (makesNonContiguous(op, info) ||
+    bool batchFirst = isBatchFirstOutput(op, info, result);
+    if (makesNonContiguous(op, info) || batchFirst ||
         (alias && nonContiguous.contains(alias)) ||
         (!alias && first && nonContiguous.contains(first) &&
          result.getType() == first.getType() && !dense))
       nonContiguous.insert(result);
-    if (permutesLeadingDims(op, info) ||
+    if (permutesLeadingDims(op, info) || batchFirst ||
         (alias && !info.isPermutation() && foldCopies.contains(alias) &&
          result.getType() == alias.getType()) ||
         (!alias && first && foldCopies.contains(first) &&
@@ -534,22 +549,37 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
         }
         giveGrad(value, grad, temps);
       }
-    int64_t high = -1;
+    int64_t high = -1, measuredWhole = -1;
     if (auto torchOp = dyn_cast<TorchOp>(node.op); torchOp && incoming) {
+      // Whether argument `pos` (a tensor, or any element of a list)
+      // gets a gradient.
       auto gets = [&](unsigned pos) {
         Value arg = torchOp.getOperandArg(pos);
-        return arg && llvm::any_of(node.grads, [&](auto &grad) {
-                 return grad.first == arg;
-               });
+        if (!arg)
+          return false;
+        SmallVector<Value> elements = getListElements(arg, torchOp);
+        return llvm::any_of(node.grads, [&](auto &grad) {
+          return llvm::is_contained(elements, grad.first);
+        });
       };
       high = getBackwardHighWater(torchOp, gets(0), gets(1), gets(2), options);
+      if (lookupOperator(torchOp.getName()).workspace ==
+              WorkspaceRule::Recurrent &&
+          torchOp.getMeasuredSavesAttr())
+        measuredWhole = high;
       high = std::max(high < 0 ? 0 : before + high - live,
                       getContiguousCopyBytes(
                           torchOp,
                           [&](Value v) { return !nonContiguous.contains(v); },
                           options));
     }
-    record(node.op, MemoryPhase::Backward, std::max<int64_t>(high, 0));
+    // A recurrent stack's measured backward frees its per-step state as
+    // it makes the gradients: its mark (above `before`, counting them) is
+    // the node's peak, not the sum of every gradient and every saved byte.
+    if (measuredWhole >= 0)
+      recordHigh(node.op, MemoryPhase::Backward, before + measuredWhole);
+    else
+      record(node.op, MemoryPhase::Backward, std::max<int64_t>(high, 0));
     for (unsigned id : temps)
       release(id);
     for (Value output : outputs)

@@ -160,23 +160,44 @@ static std::string getTableKey(TorchOp op, bool fusedDropoutAttention) {
 
 /// Without a table row: every tensor operand and result is saved and every
 /// input gradient is a new buffer (an upper bound).
-static void guessEffects(TorchOp op, function_ref<bool(Value)> requiresGrad,
-                         OpMemoryEffects &fx) {
-  fx.known = false;
+/// New results and a new gradient for every tensor operand (each element
+/// of a list) that requires one; false when none does.
+static bool newResultsAndGradients(TorchOp op,
+                                   function_ref<bool(Value)> requiresGrad,
+                                   OpMemoryEffects &fx) {
   fx.resultAliases.assign(op->getNumResults(), Value());
   for (Value operand : op.getOperands())
     for (Value element : getListElements(operand, op))
       if (isTensorLike(element.getType()) && requiresGrad(element))
         fx.grads.push_back({element, true});
-  if (fx.grads.empty())
+  fx.differentiable = !fx.grads.empty();
+  return fx.differentiable;
+}
+
+static void guessEffects(TorchOp op, function_ref<bool(Value)> requiresGrad,
+                         OpMemoryEffects &fx) {
+  fx.known = false;
+  if (!newResultsAndGradients(op, requiresGrad, fx))
     return;
-  fx.differentiable = true;
   for (Value operand : op.getOperands())
     if (isTensorLike(operand.getType()))
       fx.savedValues.push_back(operand);
   for (Value result : op->getResults())
     if (isTensorLike(result.getType()))
       fx.savedValues.push_back(result);
+}
+
+/// What the kernel probe measured (recurrent layers): new results, the
+/// kept operands and bytes, and a new gradient for every tensor that
+/// requires one (lists: each element).
+static void measuredEffects(TorchOp op, MeasuredSavesAttr saves,
+                            function_ref<bool(Value)> requiresGrad,
+                            OpMemoryEffects &fx) {
+  if (!newResultsAndGradients(op, requiresGrad, fx))
+    return;
+  for (int64_t index : saves.getOperands())
+    fx.savedValues.push_back(op->getOperand(index));
+  fx.savedNewBytes.push_back(saves.getBytes());
 }
 
 /// The constant an argument is: written in the op, or a module attribute
@@ -239,6 +260,11 @@ OpMemoryEffects mlir::memopt::getOpMemoryEffects(
     fx.differentiable = anyGrad;
     if (requiresGrad(args[0]))
       fx.grads.push_back({args[0], false});
+    return fx;
+  }
+
+  if (MeasuredSavesAttr saves = op.getMeasuredSavesAttr()) {
+    measuredEffects(op, saves, requiresGrad, fx);
     return fx;
   }
 

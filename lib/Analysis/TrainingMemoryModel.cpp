@@ -64,7 +64,11 @@ void MemorySimulator::drop(Value value) {
 
 void MemorySimulator::record(Operation *op, MemoryPhase phase,
                              int64_t transient) {
-  int64_t high = live + std::max<int64_t>(transient, 0);
+  recordHigh(op, phase, live + std::max<int64_t>(transient, 0));
+}
+
+void MemorySimulator::recordHigh(Operation *op, MemoryPhase phase,
+                                 int64_t high) {
   model.timeline.push_back({op, phase, high});
   if (high > model.peakBytes || model.peakIndex == ~0u) {
     model.peakBytes = std::max(model.peakBytes, high);

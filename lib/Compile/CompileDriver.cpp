@@ -301,6 +301,15 @@ int mlir::memopt::runCompile(const CompileOptions &options,
     }
   }
 
+  // One call per recurrent layer, before the probe measures each call.
+  PassManager canonical(&context);
+  canonical.addNestedPass<func::FuncOp>(createSplitRecurrentLayers());
+  if (failed(canonical.run(*module))) {
+    if (!printer.errorPrinted())
+      printer.error("cannot split recurrent layer stacks");
+    return 1;
+  }
+
   CompileReport report;
   report.timings.importSeconds = phase.lap();
   if (shouldProbeKernels(options)) {

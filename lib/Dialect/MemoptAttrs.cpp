@@ -33,6 +33,17 @@ KernelHighWaterAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult
+MeasuredSavesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          int64_t bytes, ArrayRef<int64_t> operands) {
+  if (bytes < 0)
+    return emitError() << "measured saved bytes " << bytes << " are negative";
+  for (int64_t index : operands)
+    if (index < 0)
+      return emitError() << "saved operand index " << index << " is negative";
+  return success();
+}
+
 bool mlir::memopt::isSavePolicy(Attribute attr) {
   return isa<KeepPolicyAttr, CompressPolicyAttr, OffloadPolicyAttr>(attr);
 }

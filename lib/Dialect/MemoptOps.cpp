@@ -111,6 +111,11 @@ LogicalResult TorchOp::verify() {
                << index << " is not a 4-d or 5-d ranked tensor operand";
     }
   }
+  if (MeasuredSavesAttr saves = getMeasuredSavesAttr())
+    for (int64_t index : saves.getOperands())
+      if (index >= getNumOperands())
+        return emitOpError("measured_saves names operand ")
+               << index << " of " << getNumOperands();
   // What saved_input and saved_form both need of the tensor they replace.
   auto staticFloatOperand0 = [&] {
     auto input = getNumOperands()

@@ -9,7 +9,8 @@
 #ifndef MEMOPT_LIB_PROBE_CONVOLUTIONCALL_H
 #define MEMOPT_LIB_PROBE_CONVOLUTIONCALL_H
 
-#include <array>
+#include "KernelMarks.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,8 +22,6 @@ enum class ConvolutionForm {
   TransposedConvolution, // conv_transpose1d / 2d / 3d
   General,               // convolution / _convolution
 };
-
-enum class ElementKind { F32, F64, F16, BF16 };
 
 struct ConvolutionCall {
   ConvolutionForm form = ConvolutionForm::Convolution;
@@ -40,27 +39,12 @@ struct ConvolutionCall {
   std::string key() const;
 };
 
-/// Bytes above what was live before each kernel (see KernelHighWaterAttr).
-struct ConvolutionHighWater {
-  int64_t forward = -1;
-  std::array<int64_t, 4> backward{-1, -1, -1, -1}; // by gradient mask
-
-  /// Takes every mark `other` measured (>= 0), keeps the others.
-  void fillFrom(const ConvolutionHighWater &other) {
-    if (other.forward >= 0)
-      forward = other.forward;
-    for (size_t m = 0; m < backward.size(); ++m)
-      if (other.backward[m] >= 0)
-        backward[m] = other.backward[m];
-  }
-};
-
 /// Runs the call's forward once (unless `forward` is false), and its
 /// backward for each gradient mask m whose bit (1 << m) is set in `masks`,
 /// under the counting CPU allocator; what is not run stays -1. Throws what
 /// PyTorch throws.
-ConvolutionHighWater measureConvolution(const ConvolutionCall &call,
-                                        bool forward, unsigned masks);
+KernelMarks measureConvolution(const ConvolutionCall &call, bool forward,
+                               unsigned masks);
 
 } // namespace memopt::probe
 

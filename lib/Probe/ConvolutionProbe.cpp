@@ -10,11 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConvolutionCall.h"
+#include "ProbeSupport.h"
 
-#include "memopt/Runtime/MemoryStats.h"
-
-#include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
 
@@ -25,10 +22,7 @@ using namespace memopt::probe;
 std::string ConvolutionCall::key() const {
   std::ostringstream os;
   auto list = [&](const std::vector<int64_t> &values) {
-    os << '[';
-    for (int64_t v : values)
-      os << v << ',';
-    os << ']';
+    writeKeyList(os, values);
   };
   os << static_cast<int>(form) << ':' << static_cast<int>(element) << ':';
   list(input);
@@ -43,20 +37,6 @@ std::string ConvolutionCall::key() const {
   if (channelsLastInput)
     os << ":channels_last";
   return os.str();
-}
-
-static at::ScalarType getScalarType(ElementKind element) {
-  switch (element) {
-  case ElementKind::F32:
-    return at::kFloat;
-  case ElementKind::F64:
-    return at::kDouble;
-  case ElementKind::F16:
-    return at::kHalf;
-  case ElementKind::BF16:
-    return at::kBFloat16;
-  }
-  return at::kFloat;
 }
 
 /// The ATen entry point TorchScript calls for this form.
@@ -100,37 +80,8 @@ static at::Tensor run(const ConvolutionCall &call, const at::Tensor &input,
   TORCH_CHECK(false, "memopt: unknown convolution form");
 }
 
-namespace {
-/// Restores the intra-op thread count the compiler ran with.
-class ThreadCountScope {
-public:
-  explicit ThreadCountScope(int threads) : saved_(at::get_num_threads()) {
-    if (threads > 0 && threads != saved_)
-      at::set_num_threads(threads);
-  }
-  ~ThreadCountScope() {
-    if (at::get_num_threads() != saved_)
-      at::set_num_threads(saved_);
-  }
-
-private:
-  int saved_;
-};
-} // namespace
-
-/// Peak bytes above the current ones while `body` runs (what it leaves
-/// allocated counts).
-template <typename Body> static int64_t measurePeak(Body &&body) {
-  using namespace memopt::runtime;
-  int64_t before = memoryStats().currentBytes;
-  resetPeakMemoryStats();
-  body();
-  return memoryStats().peakBytes - before;
-}
-
-ConvolutionHighWater
-memopt::probe::measureConvolution(const ConvolutionCall &call, bool forward,
-                                  unsigned masks) {
+KernelMarks memopt::probe::measureConvolution(const ConvolutionCall &call,
+                                              bool forward, unsigned masks) {
   memopt::runtime::enableMemoryStats();
   ThreadCountScope threads(call.threads);
   at::TensorOptions options =
@@ -152,7 +103,7 @@ memopt::probe::measureConvolution(const ConvolutionCall &call, bool forward,
     bias = at::ones({outChannels}, options);
   }
 
-  ConvolutionHighWater result;
+  KernelMarks result;
   if (forward) {
     c10::AutoGradMode noGrad(false);
     at::Tensor output;

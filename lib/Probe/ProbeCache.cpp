@@ -1,8 +1,9 @@
 //===- ProbeCache.cpp - kernel marks kept between compiles ----------------===//
 //
-// Line format: `<context>\t<call key>\t<forward> <backward x4>`. Lines of
-// another context, or that do not parse, are skipped; a later line for the
-// same call fills in what an earlier one lacked.
+// Line format: `<context>\t<call key>\t<forward> <backward x4>` and, for
+// recurrent layers, ` <saved> <retained>`. Lines of another context, or
+// that do not parse, are skipped; a later line for the same call fills in
+// what an earlier one lacked.
 //
 //===----------------------------------------------------------------------===//
 #include "ProbeCache.h"
@@ -76,23 +77,29 @@ ProbeCache::ProbeCache() {
         line.compare(0, first, context_) != 0 || first != context_.size())
       continue;
     std::istringstream numbers(line.substr(second + 1));
-    ConvolutionHighWater marks;
+    KernelMarks marks;
     numbers >> marks.forward;
     for (int64_t &bytes : marks.backward)
       numbers >> bytes;
     if (numbers.fail())
       continue;
+    // Recurrent layers' saved bytes and kept operands (older lines and
+    // convolutions end before them).
+    int64_t saved, retained;
+    if (numbers >> saved >> retained) {
+      marks.saved = saved;
+      marks.retained = retained;
+    }
     marks_[line.substr(first + 1, second - first - 1)].fillFrom(marks);
   }
 }
 
-ConvolutionHighWater ProbeCache::lookup(const std::string &key) const {
+KernelMarks ProbeCache::lookup(const std::string &key) const {
   auto it = marks_.find(key);
-  return it == marks_.end() ? ConvolutionHighWater() : it->second;
+  return it == marks_.end() ? KernelMarks() : it->second;
 }
 
-void ProbeCache::store(const std::string &key,
-                       const ConvolutionHighWater &marks) {
+void ProbeCache::store(const std::string &key, const KernelMarks &marks) {
   marks_[key].fillFrom(marks);
   if (path_.empty())
     return;
@@ -108,6 +115,8 @@ void ProbeCache::store(const std::string &key,
   line << context_ << '\t' << key << '\t' << marks.forward;
   for (int64_t bytes : marks.backward)
     line << ' ' << bytes;
+  if (marks.saved >= 0 && marks.retained >= 0)
+    line << ' ' << marks.saved << ' ' << marks.retained;
   line << '\n';
   std::string text = line.str();
   // One append of a whole line: concurrent compiles do not interleave.

@@ -28,15 +28,15 @@ public:
   ProbeCache();
 
   /// The marks known for `key` (-1 where none is).
-  ConvolutionHighWater lookup(const std::string &key) const;
+  KernelMarks lookup(const std::string &key) const;
   /// Records `marks` for `key`, in memory and (best effort) in the file.
-  void store(const std::string &key, const ConvolutionHighWater &marks);
+  void store(const std::string &key, const KernelMarks &marks);
 
 private:
   std::string path_;    // empty: no file
   std::string context_; // what picks kernels on this machine (with a file)
   bool madeFolder_ = false;
-  std::unordered_map<std::string, ConvolutionHighWater> marks_;
+  std::unordered_map<std::string, KernelMarks> marks_;
 };
 
 } // namespace memopt::probe

@@ -1,12 +1,15 @@
-//===- ProbeKernelHighWaters.cpp - convolutions of the IR to the probe ----===//
+//===- ProbeKernelHighWaters.cpp - the IR's kernels to the probe ----------===//
 //
-// Reads each convolution's static shapes and constant arguments off its
-// `memopt.op`, has ConvolutionProbe.cpp run it (once per distinct call),
-// and records the result as the op's `high_water`.
+// Reads each convolution's and recurrent layer stack's static shapes and
+// constant arguments off its `memopt.op`, has ConvolutionProbe.cpp or
+// RecurrentProbe.cpp run it (once per distinct call), and records the
+// result as the op's `high_water` (and, for recurrent layers,
+// `measured_saves`).
 //
 //===----------------------------------------------------------------------===//
 #include "ConvolutionCall.h"
 #include "ProbeCache.h"
+#include "RecurrentCallFromIR.h"
 
 #include "memopt/Dialect/MemoptAttrs.h"
 #include "memopt/Dialect/MemoptOps.h"
@@ -26,8 +29,9 @@ using namespace mlir;
 using namespace mlir::memopt;
 using ::memopt::probe::ConvolutionCall;
 using ::memopt::probe::ConvolutionForm;
-using ::memopt::probe::ConvolutionHighWater;
 using ::memopt::probe::ElementKind;
+using ::memopt::probe::KernelMarks;
+using ::memopt::probe::RecurrentCall;
 
 static std::optional<ConvolutionForm> getForm(StringRef name) {
   return llvm::StringSwitch<std::optional<ConvolutionForm>>(name)
@@ -170,8 +174,57 @@ mlir::memopt::probeKernelHighWaters(ModuleOp module,
   KernelProbeSummary summary;
   DenseSet<Value> grads = getGradValues(module);
   ::memopt::probe::ProbeCache cache;
-  llvm::StringMap<ConvolutionHighWater> measured;
+  llvm::StringMap<KernelMarks> measured;
+  // Runs `measure` unless the marks of `key` are known; null after
+  // reporting PyTorch's refusal at `op`.
+  auto measureOnce = [&](TorchOp op, const std::string &key, auto isComplete,
+                         auto measure, StringRef what) -> KernelMarks * {
+    auto [it, fresh] = measured.try_emplace(key, cache.lookup(key));
+    KernelMarks &marks = it->second;
+    bool complete = isComplete(marks);
+    if (fresh)
+      ++(complete ? summary.cached : summary.measured);
+    else
+      ++summary.reused;
+    if (complete)
+      return &marks;
+    try {
+      marks.fillFrom(measure(marks));
+      cache.store(key, marks);
+      return &marks;
+    } catch (const c10::Error &error) {
+      op.emitError() << "PyTorch refuses this " << what
+                     << " at its shapes: " << error.what_without_backtrace();
+    } catch (const std::exception &error) { // e.g. std::bad_alloc
+      op.emitError() << "cannot run this " << what
+                     << " to measure its kernels' memory: " << error.what();
+    }
+    return nullptr;
+  };
   WalkResult walk = module.walk([&](TorchOp op) {
+    if (isRecurrentOperator(op.getName())) {
+      std::optional<RecurrentCall> call =
+          getRecurrentCall(op, grads, options.threads);
+      if (!call) {
+        ++summary.skipped;
+        return WalkResult::advance();
+      }
+      KernelMarks *marks = measureOnce(
+          op, call->key(),
+          [&](const KernelMarks &m) {
+            return m.forward >= 0 &&
+                   (!call->gradMask || (m.saved >= 0 && m.retained >= 0 &&
+                                        m.backward[call->gradMask] >= 0));
+          },
+          [&](const KernelMarks &) {
+            return ::memopt::probe::measureRecurrent(*call);
+          },
+          "recurrent layer");
+      if (!marks)
+        return WalkResult::interrupt();
+      setRecurrentMarks(op, *call, *marks);
+      return WalkResult::advance();
+    }
     if (!getForm(op.getName()))
       return WalkResult::advance();
     std::optional<ConvolutionCall> call = getCall(op, options.threads);
@@ -180,33 +233,21 @@ mlir::memopt::probeKernelHighWaters(ModuleOp module,
       return WalkResult::advance();
     }
     unsigned mask = getGradientMask(op, grads);
-    std::string key = call->key();
-    auto [it, fresh] = measured.try_emplace(key, cache.lookup(key));
-    ConvolutionHighWater &marks = it->second;
-    bool forward = marks.forward < 0;
-    unsigned masks = mask && marks.backward[mask] < 0 ? 1u << mask : 0u;
-    if (fresh)
-      ++(forward || masks ? summary.measured : summary.cached);
-    else
-      ++summary.reused;
-    if (forward || masks) {
-      try {
-        marks.fillFrom(
-            ::memopt::probe::measureConvolution(*call, forward, masks));
-        cache.store(key, marks);
-      } catch (const c10::Error &error) {
-        op.emitError() << "PyTorch refuses this convolution at its shapes: "
-                       << error.what_without_backtrace();
-        return WalkResult::interrupt();
-      } catch (const std::exception &error) { // e.g. std::bad_alloc
-        op.emitError() << "cannot run this convolution to measure its "
-                          "kernels' memory: "
-                       << error.what();
-        return WalkResult::interrupt();
-      }
-    }
-    op.setHighWaterAttr(KernelHighWaterAttr::get(op.getContext(), marks.forward,
-                                                 marks.backward));
+    KernelMarks *marks = measureOnce(
+        op, call->key(),
+        [&](const KernelMarks &m) {
+          return m.forward >= 0 && (!mask || m.backward[mask] >= 0);
+        },
+        [&](const KernelMarks &m) {
+          return ::memopt::probe::measureConvolution(
+              *call, m.forward < 0,
+              mask && m.backward[mask] < 0 ? 1u << mask : 0u);
+        },
+        "convolution");
+    if (!marks)
+      return WalkResult::interrupt();
+    op.setHighWaterAttr(KernelHighWaterAttr::get(
+        op.getContext(), marks->forward, marks->backward));
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())

@@ -289,3 +289,19 @@ func.func @high_water_negative(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {high_water = #memopt.high_water<forward = 24, backward = [-1, -2, -1, -1]>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @measured_saves_negative(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{measured saved bytes -8 are negative}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {measured_saves = #memopt.saves<bytes = -8, operands = [0]>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @measured_saves_operand(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{measured_saves names operand 1 of 1}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {measured_saves = #memopt.saves<bytes = 8, operands = [1]>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

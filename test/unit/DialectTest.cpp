@@ -35,13 +35,9 @@ protected:
   /// memopt.op "aten::relu"(%x)
   TorchOp makeRelu(Value x) {
     return builder.create<TorchOp>(
-        builder.getUnknownLoc(), TypeRange{x.getType()},
-        builder.getStringAttr("aten::relu"), ValueRange{x},
-        builder.getArrayAttr({OperandRefAttr::get(&context, 0)}),
-        /*overload=*/nullptr, /*mutates=*/nullptr, /*views=*/nullptr,
-        /*nondeterministic=*/false, /*side_effects=*/false,
-        /*saved_input=*/nullptr, /*saved_form=*/nullptr, /*backward=*/nullptr,
-        /*high_water=*/nullptr, /*channels_last=*/nullptr);
+        builder.getUnknownLoc(), TypeRange{x.getType()}, "aten::relu",
+        ValueRange{x},
+        builder.getArrayAttr({OperandRefAttr::get(&context, 0)}));
   }
 
   std::string print(Operation *op) {

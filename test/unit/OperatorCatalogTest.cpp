@@ -66,6 +66,13 @@ TEST(OperatorCatalog, ColumnsAgree) {
     case FlopRule::PerOutput:
       EXPECT_EQ(info.cost, CostClass::Elementwise) << name;
       break;
+    case FlopRule::Recurrent:
+      // Gate products every step; measured by the probe, batch-first
+      // output a transpose.
+      EXPECT_EQ(info.cost, CostClass::Matmul) << name;
+      EXPECT_EQ(info.workspace, WorkspaceRule::Recurrent) << name;
+      EXPECT_EQ(info.layout, LayoutRule::BatchFirstAt8) << name;
+      break;
     case FlopRule::None:
       EXPECT_TRUE(info.cost == CostClass::View ||
                   info.cost == CostClass::Copy)

@@ -31,6 +31,8 @@ enum class FlopRule : uint8_t {
   MatmulAnyRank,         // as Matmul; batched when both operands are >= 3-d
   AddMatmul,             // as Matmul with the left factor at operand 1 (addmm)
   Attention,             // q k^T and its product with v: 4 x |q| x key length
+  Recurrent,             // 2 x rows of the input x elements of the 2-d weights
+                         // (every step's gate products, every layer)
 };
 
 /// How BinaryValueAnalysis propagates "holds only 0 and 1".
@@ -65,6 +67,8 @@ enum class LayoutRule : uint8_t {
   SliceDimAt1,     // select/slice/narrow/unbind: non-contiguous unless dim
                    // (arg 1) is 0
   SliceDimAt2,     // chunk, split: dim at arg 2
+  BatchFirstAt8,   // recurrent layers: result 0 is a transpose of the
+                   // time-major output when batch_first (arg 8) is true
 };
 
 /// Transient kernel buffers (KernelWorkspace).
@@ -74,6 +78,8 @@ enum class WorkspaceRule : uint8_t {
   GeneralConvolution, // convolution/_convolution: transposed arg 6, groups 8
   BatchNorm,          // training batch-norm's backward temporary
   LayerNorm,          // copies a non-contiguous input
+  Recurrent,          // measured only (the kernel probe); the backward's
+                      // gradient mask: input (arg 0), parameters (arg 2)
 };
 
 /// The simulator's rule for what an op does to storages.

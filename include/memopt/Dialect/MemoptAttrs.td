@@ -143,6 +143,27 @@ def Memopt_KernelHighWaterAttr : Memopt_Attr<"KernelHighWater", "high_water"> {
   }];
 }
 
+def Memopt_MeasuredSavesAttr : Memopt_Attr<"MeasuredSaves", "saves"> {
+  let summary = "what autograd keeps for an op's backward, measured by running it";
+  let description = [{
+    `measured_saves = #memopt.saves<bytes = 409600, operands = [0]>` on a
+    `memopt.op` (set by `memopt-compile`'s kernel probe on recurrent layer
+    stacks, `aten::lstm` / `gru` / `rnn_tanh` / `rnn_relu`, whose autograd
+    graph depends on the sequence length, the layer count and the kernel
+    PyTorch picks) replaces the saved-tensor table for that op: `bytes` of
+    new tensors its forward keeps until its backward (beyond its results),
+    and the SSA operands (by index) whose tensors it keeps (none: `operands`
+    left out). Measured with the gradients the model asks for; every tensor
+    operand that requires grad gets a new gradient buffer.
+  }];
+  let parameters = (ins "int64_t":$bytes,
+                        OptionalArrayRefParameter<"int64_t">:$operands);
+  let assemblyFormat = [{
+    `<` `bytes` `=` $bytes (`,` `operands` `=` `[` $operands^ `]`)? `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Dispatch cases
 //===----------------------------------------------------------------------===//

@@ -60,8 +60,10 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     channel alone, so gradients are unchanged, bit for bit.
 
     `high_water = #memopt.high_water<...>` (set by `memopt-compile`'s kernel
-    probe on convolutions) gives the measured peak memory of the op's forward
-    and backward kernels; it changes only what the memory model predicts.
+    probe on convolutions and recurrent layers) gives the measured peak
+    memory of the op's forward and backward kernels, and `measured_saves =
+    #memopt.saves<...>` (recurrent layers) what autograd keeps for its
+    backward; they change only what the memory model predicts.
 
     `channels_last` (set by the importer) lists the operands whose tensors
     had channels-last strides when the model ran at import, as a permute
@@ -83,11 +85,23 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     OptionalAttr<Memopt_SavedFormAttr>:$saved_form,
     OptionalAttr<Memopt_BackwardKernelAttr>:$backward,
     OptionalAttr<Memopt_KernelHighWaterAttr>:$high_water,
-    OptionalAttr<DenseI64ArrayAttr>:$channels_last);
+    OptionalAttr<DenseI64ArrayAttr>:$channels_last,
+    OptionalAttr<Memopt_MeasuredSavesAttr>:$measured_saves);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
     $name `(` $operands `)` $args attr-dict `:` functional-type($operands, $results)
   }];
+  let builders = [
+    // A call with no flags or marks: what passes that add ops need.
+    OpBuilder<(ins "TypeRange":$resultTypes, "StringRef":$name,
+                   "ValueRange":$operands, "ArrayAttr":$args), [{
+      $_state.addOperands(operands);
+      $_state.addTypes(resultTypes);
+      Properties &properties = $_state.getOrAddProperties<Properties>();
+      properties.name = $_builder.getStringAttr(name);
+      properties.args = args;
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// True when the op neither writes memory nor draws random numbers.

@@ -1,7 +1,8 @@
 //===- KernelProbe.h - measure kernels' memory on this machine --*- C++ -*-===//
 //
 // The training-memory model's workspace formulas describe one PyTorch on
-// one CPU. memopt-compile instead runs each convolution of the model once,
+// one CPU. memopt-compile instead runs each convolution (and recurrent
+// layer stack) of the model once,
 // at its static shapes, with the PyTorch it is built against, and records
 // what the kernels allocated (`high_water` on the op), which the model then
 // uses. MLIR-only header: the LibTorch side stays in lib/Probe.
@@ -26,11 +27,14 @@ struct KernelProbeSummary {
   unsigned skipped = 0;  // ops left to the formulas (shape or args unknown)
 };
 
-/// Measures every convolution in `module` whose shapes and arguments are
-/// static and sets its `high_water`; only the backward gradient mask the
-/// model will ask for is run, and marks kept from earlier compiles on this
-/// machine (lib/Probe/ProbeCache.h) are not measured again. A call PyTorch refuses is reported as
-/// an error at the op (the model would fail the same way in training).
+/// Measures every convolution and recurrent layer stack (aten::lstm, gru,
+/// rnn_tanh, rnn_relu) in `module` whose shapes and arguments are static and
+/// sets its `high_water` (recurrent layers: also `measured_saves`, what
+/// autograd keeps); only the backward gradient mask the model will ask for
+/// is run, and marks kept from earlier compiles on this machine
+/// (lib/Probe/ProbeCache.h) are not measured again. A call PyTorch refuses
+/// is reported as an error at the op (the model would fail the same way in
+/// training).
 FailureOr<KernelProbeSummary>
 probeKernelHighWaters(ModuleOp module, const KernelProbeOptions &options);
 

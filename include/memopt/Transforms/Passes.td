@@ -216,4 +216,23 @@ def FunctionalizeLists : Pass<"memopt-functionalize-lists", "::mlir::func::FuncO
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }
 
+def SplitRecurrentLayers : Pass<"memopt-split-recurrent-layers", "::mlir::func::FuncOp"> {
+  let summary = "Write a multi-layer recurrent call as one call per layer";
+  let description = [{
+    An `aten::lstm` / `gru` / `rnn_tanh` / `rnn_relu` call with
+    `num_layers` > 1 becomes one call per layer, in order: each takes the
+    layer's slice of the initial states (`aten::slice` along dim 0) and of
+    the parameter list, runs time-major (a batch-first input is transposed
+    once before the first layer and the output once after the last, as
+    ATen does), and feeds the next through `aten::dropout` when the stack
+    has dropout and trains. The final states are the layers' concatenated.
+    ATen runs the layers exactly this way, so values and gradients are the
+    same bit for bit; the planner can then recompute, or free, one layer at
+    a time. Stacks with projections (`proj_size`), lists not built in the
+    function or non-constant flags are left alone. memopt-compile runs it
+    right after import, before the kernel probe measures each call.
+  }];
+  let dependentDialects = ["::mlir::memopt::MemoptDialect"];
+}
+
 #endif // MEMOPT_TRANSFORMS_PASSES_TD

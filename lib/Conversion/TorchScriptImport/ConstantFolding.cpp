@@ -132,12 +132,8 @@ Value ConstantFolder::materialize(const torch::jit::Value *value,
                         node);
     args.push_back(attr);
   }
-  auto op = builder.create<TorchOp>(
-      locationOf(node, context), TypeRange{type}, "prim::Constant",
-      ValueRange{}, builder.getArrayAttr(args), StringAttr(),
-      DenseI64ArrayAttr(), DenseI64ArrayAttr(),
-      /*nondeterministic=*/false, /*side_effects=*/false, CompressPolicyAttr(),
-      SavedFormAttr(), BackwardKernelAttr(), KernelHighWaterAttr(),
-      DenseI64ArrayAttr());
+  auto op = builder.create<TorchOp>(locationOf(node, context), TypeRange{type},
+                                    "prim::Constant", ValueRange{},
+                                    builder.getArrayAttr(args));
   return op.getResult(0);
 }

@@ -63,3 +63,28 @@ StateRef ModuleState::resolve(const Node *node) const {
     ref.kind = StateKind::Transient;
   return ref;
 }
+
+std::vector<std::string>
+ModuleState::getListedParameters(const Node *node) const {
+  if (node->kind() != c10::prim::GetAttr)
+    return {};
+  const StateRef &base = objects.at(node->input(0));
+  std::string name = node->s(c10::attr::name);
+  auto object = base.value.toObject();
+  c10::IValue value = object->getAttr(name);
+  if (assigned.count(join(base.path, name)) || !value.isTensorList())
+    return {};
+  const c10::ClassTypePtr &type = object->type();
+  std::vector<std::string> paths;
+  for (const at::Tensor &element : value.toTensorVector()) {
+    std::string found;
+    for (size_t slot = 0; slot < type->numAttributes() && found.empty(); ++slot)
+      if (type->is_parameter(slot) && object->getSlot(slot).isTensor() &&
+          object->getSlot(slot).toTensor().is_same(element))
+        found = join(base.path, type->getAttributeName(slot));
+    if (found.empty())
+      return {};
+    paths.push_back(found);
+  }
+  return paths;
+}

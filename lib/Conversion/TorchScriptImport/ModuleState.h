@@ -32,6 +32,11 @@ public:
   ModuleState(const torch::jit::Module &module, torch::jit::Graph &graph);
   /// The attribute a prim::GetAttr reads (or prim::SetAttr writes).
   StateRef resolve(const torch::jit::Node *node) const;
+  /// The paths of the parameters a list attribute holds, when forward does
+  /// not assign it and every element is a parameter of the same module
+  /// (nn.LSTM's `_flat_weights`); empty otherwise.
+  std::vector<std::string>
+  getListedParameters(const torch::jit::Node *node) const;
   /// True for values that are modules or objects (no MLIR value).
   bool isObject(const torch::jit::Value *value) const {
     return objects.count(value) != 0;

@@ -38,6 +38,9 @@ private:
   Value lookup(const torch::jit::Value *value, const Node *user);
   void importNode(Node *node);
   void importGetAttr(Node *node);
+  /// The memopt.param / memopt.buffer of `path`, made once at the top.
+  Value getState(const std::string &path, const at::Tensor &tensor,
+                 StateKind kind);
   void importOperator(Node *node);
   void setFlags(Node *node, const std::vector<int64_t> &operandOfInput,
                 TorchOp op);
@@ -79,33 +82,55 @@ void GraphImporter::importGetAttr(Node *node) {
   StateRef ref = state.resolve(node);
   if (ref.kind == StateKind::Module)
     return;
-  Location loc = NameLoc::get(builder.getStringAttr(ref.path));
   Type type = typeOf(node->output());
   if (ref.kind == StateKind::Attribute) {
+    // A list of the module's own parameters (nn.LSTM's _flat_weights) is
+    // those parameters: their shapes and gradients are then visible.
+    std::vector<std::string> listed = state.getListedParameters(node);
+    if (!listed.empty()) {
+      std::vector<at::Tensor> tensors = ref.value.toTensorVector();
+      SmallVector<Value> elements;
+      SmallVector<Attribute> args;
+      for (size_t i = 0; i < listed.size(); ++i) {
+        elements.push_back(
+            getState(listed[i], tensors[i], StateKind::Parameter));
+        args.push_back(OperandRefAttr::get(context, i));
+      }
+      values[node->output()] =
+          builder
+              .create<TorchOp>(locationOf(node, context), TypeRange{type},
+                               "prim::ListConstruct", elements,
+                               builder.getArrayAttr(args))
+              ->getResult(0);
+      return;
+    }
     values[node->output()] =
         builder.create<GetAttrOp>(locationOf(node, context), type, ref.path);
     return;
   }
+  values[node->output()] = getState(ref.path, ref.value.toTensor(), ref.kind);
+}
+
+Value GraphImporter::getState(const std::string &path, const at::Tensor &tensor,
+                              StateKind kind) {
   // Parameters and buffers are pure: one op per path, at the top.
-  Value &cached = stateValues[ref.path];
-  if (!cached) {
-    const at::Tensor &tensor = ref.value.toTensor();
-    type = RankedTensorType::get(tensor.sizes().vec(),
-                                 importDType(tensor.scalar_type(), context));
-    OpBuilder::InsertionGuard guard(builder);
-    builder.restoreInsertionPoint(stateInsertPoint);
-    if (ref.kind == StateKind::Parameter)
-      cached =
-          builder.create<ParamOp>(loc, type, ref.path, !tensor.requires_grad());
-    else
-      cached = builder.create<BufferOp>(loc, type, ref.path,
-                                        ref.kind == StateKind::Transient);
-    stateInsertPoint = builder.saveInsertionPoint();
-    stateInsertPoint = OpBuilder::InsertPoint(
-        cached.getDefiningOp()->getBlock(),
-        std::next(Block::iterator(cached.getDefiningOp())));
-  }
-  values[node->output()] = cached;
+  Value &cached = stateValues[path];
+  if (cached)
+    return cached;
+  Location loc = NameLoc::get(builder.getStringAttr(path));
+  auto type = RankedTensorType::get(tensor.sizes().vec(),
+                                    importDType(tensor.scalar_type(), context));
+  OpBuilder::InsertionGuard guard(builder);
+  builder.restoreInsertionPoint(stateInsertPoint);
+  if (kind == StateKind::Parameter)
+    cached = builder.create<ParamOp>(loc, type, path, !tensor.requires_grad());
+  else
+    cached =
+        builder.create<BufferOp>(loc, type, path, kind == StateKind::Transient);
+  stateInsertPoint = OpBuilder::InsertPoint(
+      cached.getDefiningOp()->getBlock(),
+      std::next(Block::iterator(cached.getDefiningOp())));
+  return cached;
 }
 
 /// Schema-less nodes memopt knows how to carry (TorchScript's structural
@@ -221,13 +246,9 @@ void GraphImporter::importOperator(Node *node) {
   SmallVector<Type> resultTypes;
   for (const torch::jit::Value *output : node->outputs())
     resultTypes.push_back(typeOf(output));
-  auto op = builder.create<TorchOp>(
-      locationOf(node, context), resultTypes, node->kind().toQualString(),
-      operands, builder.getArrayAttr(args), StringAttr(), DenseI64ArrayAttr(),
-      DenseI64ArrayAttr(),
-      /*nondeterministic=*/false, /*side_effects=*/false, CompressPolicyAttr(),
-      SavedFormAttr(), BackwardKernelAttr(), KernelHighWaterAttr(),
-      DenseI64ArrayAttr());
+  auto op = builder.create<TorchOp>(locationOf(node, context), resultTypes,
+                                    node->kind().toQualString(), operands,
+                                    builder.getArrayAttr(args));
   setFlags(node, operandOfInput, op);
   SmallVector<int64_t> channelsLast;
   for (size_t i = 0; i < node->inputs().size(); ++i) {

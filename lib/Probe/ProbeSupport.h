@@ -1,0 +1,71 @@
+//===- ProbeSupport.h - running kernels under the counting allocator -*- C++
+//-*-===//
+//
+// What every probe (convolutions, recurrent layers) does the same way: the
+// element type, the thread count training uses, and the counting CPU
+// allocator's high-water mark around a piece of work. LibTorch side only.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MEMOPT_LIB_PROBE_PROBESUPPORT_H
+#define MEMOPT_LIB_PROBE_PROBESUPPORT_H
+
+#include "KernelMarks.h"
+
+#include "memopt/Runtime/MemoryStats.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+namespace memopt::probe {
+
+inline at::ScalarType getScalarType(ElementKind element) {
+  switch (element) {
+  case ElementKind::F32:
+    return at::kFloat;
+  case ElementKind::F64:
+    return at::kDouble;
+  case ElementKind::F16:
+    return at::kHalf;
+  case ElementKind::BF16:
+    return at::kBFloat16;
+  }
+  return at::kFloat;
+}
+
+/// Runs the kernels with the intra-op thread count training uses, and
+/// restores the compiler's afterwards.
+class ThreadCountScope {
+public:
+  explicit ThreadCountScope(int threads) : saved_(at::get_num_threads()) {
+    if (threads > 0 && threads != saved_)
+      at::set_num_threads(threads);
+  }
+  ~ThreadCountScope() {
+    if (at::get_num_threads() != saved_)
+      at::set_num_threads(saved_);
+  }
+  ThreadCountScope(const ThreadCountScope &) = delete;
+  ThreadCountScope &operator=(const ThreadCountScope &) = delete;
+
+private:
+  int saved_;
+};
+
+/// Bytes the counting allocator holds now.
+inline int64_t getLiveBytes() {
+  return memopt::runtime::memoryStats().currentBytes;
+}
+
+/// Peak bytes above the current ones while `body` runs (what it leaves
+/// allocated counts).
+template <typename Body> int64_t measurePeak(Body &&body) {
+  using namespace memopt::runtime;
+  int64_t before = memoryStats().currentBytes;
+  resetPeakMemoryStats();
+  body();
+  return memoryStats().peakBytes - before;
+}
+
+} // namespace memopt::probe
+
+#endif // MEMOPT_LIB_PROBE_PROBESUPPORT_H
