@@ -15,7 +15,8 @@ peaks (`high_water`).
   * compiled with `--prefer memory`, each trains with gradients bitwise
     equal to eager, and its predicted peak is within 10 % of its measured
     one (an Elman stack's is not yet: strict xfail);
-  * `--kernel-workspaces=model` (no probe) reports the calls as unknown.
+  * `--kernel-workspaces=model` (no probe) reports the calls as unknown;
+    a CUDA plan keeps a stack whole (cuDNN's dropout generator).
 """
 import json
 import os
@@ -251,4 +252,15 @@ def test_without_the_probe_the_calls_are_unknown(saved):
     report, ir = compile_(saved["lstm_lm"], MODELS["lstm_lm"][1],
                           "--kernel-workspaces=model")
     assert "measured_saves" not in ir
+    assert "aten::lstm" in json.dumps(signature(report)["unknown_ops"])
+
+
+def test_cuda_plans_keep_the_stack_whole(saved):
+    """cuDNN runs a whole stack and draws its dropout from its own
+    generator: one-layer calls would not give the same bits, so a CUDA plan
+    keeps the call (and, without a probe for CUDA, reports it unknown)."""
+    report, ir = compile_(saved["lstm_lm"], MODELS["lstm_lm"][1],
+                          "--device", "cuda")
+    calls = recurrent_lines(ir)
+    assert len(calls) == 1 and "true, 2, 2.500000e-01" in calls[0], calls
     assert "aten::lstm" in json.dumps(signature(report)["unknown_ops"])

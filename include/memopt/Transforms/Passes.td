@@ -230,7 +230,9 @@ def SplitRecurrentLayers : Pass<"memopt-split-recurrent-layers", "::mlir::func::
     same bit for bit; the planner can then recompute, or free, one layer at
     a time. Stacks with projections (`proj_size`), lists not built in the
     function or non-constant flags are left alone. memopt-compile runs it
-    right after import, before the kernel probe measures each call.
+    right after import, before the kernel probe measures each call, for CPU
+    plans only: on CUDA, cuDNN runs a whole stack and draws its dropout
+    from its own generator, which one-layer calls would not reproduce.
   }];
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }
