@@ -10,6 +10,8 @@
 #include "memopt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::memopt {
 #define GEN_PASS_DEF_INSERTCHECKPOINTS
@@ -48,6 +50,15 @@ struct InsertCheckpointsPass
       return signalPassFailure();
     }
     options.allowOffload = device == "cuda";
+    if (!(offloadBandwidth > 0)) {
+      std::string given;
+      llvm::raw_string_ostream(given)
+          << llvm::format("%g", double(offloadBandwidth));
+      func.emitError("offload bandwidth must be positive, got ")
+          << given << " GB/s";
+      return signalPassFailure();
+    }
+    options.offloadBandwidth = offloadBandwidth * 1e9;
     options.allowOverBudget = allowOverBudget;
     options.checkpoint.assign(checkpoint.begin(), checkpoint.end());
     options.noCheckpoint.assign(noCheckpoint.begin(), noCheckpoint.end());

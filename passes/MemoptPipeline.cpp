@@ -39,6 +39,11 @@ struct MemoptPipelineOptions
       *this, "allow-over-budget",
       llvm::cl::desc("Apply the least-peak plan when the budget cannot be met"),
       llvm::cl::init(false)};
+  Option<double> offloadBandwidth{
+      *this, "offload-bandwidth",
+      llvm::cl::desc("Device<->host copy bandwidth in GB/s each way "
+                     "(device=cuda)"),
+      llvm::cl::init(55.0)};
   Option<bool> compress{*this, "compress",
                         llvm::cl::desc("Pack binary saved tensors"),
                         llvm::cl::init(true)};
@@ -68,6 +73,7 @@ void buildMemoptPipeline(OpPassManager &pm,
   plan.noCheckpoint = options.noCheckpoint;
   plan.assumeBinary = options.assumeBinary;
   plan.allowOverBudget = options.allowOverBudget;
+  plan.offloadBandwidth = options.offloadBandwidth;
   funcPm.addPass(createInsertCheckpoints(plan));
 
   if (options.compress) {
@@ -80,8 +86,11 @@ void buildMemoptPipeline(OpPassManager &pm,
     funcPm.addPass(createInsertCompression(regions));
   }
   // Offload is planned only for CUDA; schedule when its inputs come back.
-  if (options.device == "cuda")
-    funcPm.addPass(createSchedulePrefetch());
+  if (options.device == "cuda") {
+    SchedulePrefetchOptions prefetch;
+    prefetch.bandwidth = options.offloadBandwidth;
+    funcPm.addPass(createSchedulePrefetch(prefetch));
+  }
 }
 } // namespace
 

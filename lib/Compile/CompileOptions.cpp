@@ -6,9 +6,12 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -109,6 +112,12 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
   if (!llvm::is_contained({"cpu", "cuda"}, options.device)) {
     error = "unknown --device '" + options.device +
             "' (expected cpu or cuda)";
+    return failure();
+  }
+  if (!(options.offloadBandwidthGBps > 0) ||
+      !std::isfinite(options.offloadBandwidthGBps)) {
+    error = "--offload-bandwidth must be a positive number of GB/s, got " +
+            llvm::formatv("{0}", options.offloadBandwidthGBps).str();
     return failure();
   }
   if (options.gradBuffers != "auto" &&
@@ -272,6 +281,9 @@ std::string mlir::memopt::buildPipeline(const CompileOptions &options,
     if (!budget.empty())
       os << "budget=" << budget << " ";
     os << "prefer=" << options.prefer << " device=" << options.device;
+    if (options.device == "cuda")
+      os << " offload-bandwidth="
+         << llvm::formatv("{0}", options.offloadBandwidthGBps).str();
     auto list = [&](llvm::StringRef name, llvm::ArrayRef<std::string> values) {
       if (values.empty())
         return;

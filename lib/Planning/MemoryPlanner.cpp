@@ -31,9 +31,10 @@ using namespace mlir::memopt;
 // Packing a float32 spike tensor to bits and back runs at about 11.5 and
 // 22.4 GB/s of input (docs/runtime-compression.md).
 static constexpr double kCompressSecondsPerByte = 1 / 11.5e9 + 1 / 22.4e9;
-// Host offload over PCIe at about 12 GB/s each way, half of it hidden behind
-// compute by the prefetch schedule.
-static constexpr double kOffloadSecondsPerByte = 0.5 * 2 / 12e9;
+// Of a host offload's two copies (out in forward, back in backward), the
+// part the side stream does not hide behind compute: half, before the
+// prefetch schedule (memopt-schedule-prefetch) places each copy.
+static constexpr double kOffloadExposedFraction = 0.5;
 
 std::optional<Preference> mlir::memopt::parsePreference(StringRef text) {
   return llvm::StringSwitch<std::optional<Preference>>(text)
@@ -137,7 +138,8 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   plannerOptions.allowCompress = true;
   plannerOptions.allowOffload = options.allowOffload;
   plannerOptions.compressSecondsPerByte = kCompressSecondsPerByte;
-  plannerOptions.offloadSecondsPerByte = kOffloadSecondsPerByte;
+  plannerOptions.offloadSecondsPerByte =
+      kOffloadExposedFraction * 2 / options.offloadBandwidth;
   plannerOptions.maxGroupLength = 0;
   // Partial plans within 1/256 of the modelled peak compete on cost: this
   // bounds the search on long chains (each plan is then checked against

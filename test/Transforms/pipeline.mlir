@@ -3,6 +3,8 @@
 // RUN: not memopt-opt %s --memopt-pipeline="budget=1%" 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
 // RUN: memopt-opt %s --memopt-pipeline="prefer=memory device=cuda" | FileCheck %s --check-prefix=CUDA
 // RUN: memopt-opt %s --memopt-pipeline="prefer=memory" | FileCheck %s --check-prefix=CPU
+// RUN: memopt-opt %s --memopt-pipeline="prefer=memory device=cuda offload-bandwidth=0.01" | FileCheck %s --check-prefix=SLOWLINK
+// RUN: not memopt-opt %s --memopt-pipeline="prefer=memory device=cuda offload-bandwidth=0" 2>&1 | FileCheck %s --check-prefix=NOLINK
 
 // The whole pipeline: lists rebuilt, binary conv inputs packed, regions
 // planned for the budget.
@@ -19,10 +21,20 @@
 // For CUDA the planner offloads region inputs and the pipeline ends with
 // memopt-schedule-prefetch; on CPU (the other runs) nothing is offloaded.
 // CUDA-LABEL: func.func @chain
-// CUDA-SAME: memopt.prefetch_schedule = {bandwidth_gbps = 1.200000e+01 : f64, offloaded_regions = 3 : i64
+// CUDA-SAME: memopt.prefetch_schedule = {bandwidth_gbps = 5.500000e+01 : f64, offloaded_regions = 3 : i64
 // CUDA: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%{{.*}}) policies [#memopt.offload<host>]
 // CPU-NOT: offload
 // CPU-NOT: prefetch
+
+// The copy bandwidth is a parameter (default 55 GB/s each way, an H100
+// over PCIe Gen5): over a 10 MB/s link every copy would stall the step, so
+// the same CUDA plan recomputes and keeps its region inputs instead (and
+// there is nothing to schedule). Zero is refused.
+// SLOWLINK-LABEL: func.func @chain
+// SLOWLINK-NOT: prefetch_schedule
+// SLOWLINK: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%{{.*}}) policies [#memopt.keep]
+// SLOWLINK-NOT: offload<host>
+// NOLINK: error: offload bandwidth must be positive, got 0 GB/s
 
 // NOPACK-NOT: saved_input
 // INFEASIBLE: error: budget {{.*}} is infeasible for @chain: the smallest reachable peak is

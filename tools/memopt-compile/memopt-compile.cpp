@@ -66,6 +66,11 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     device("device", cl::desc("Where training runs (cuda allows offload)"),
            cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(category));
+static cl::opt<double> offloadBandwidth(
+    "offload-bandwidth",
+    cl::desc("Device<->host copy bandwidth each way, for offload with "
+             "--device cuda (default: 55, an H100 over PCIe Gen5)"),
+    cl::value_desc("GB/s"), cl::init(55.0), cl::cat(category));
 static cl::opt<std::string> gradBuffers(
     "grad-buffers",
     cl::desc("How the training loop leaves .grad between steps: zeroed in "
@@ -155,6 +160,7 @@ int main(int argc, char **argv) {
   options.budget = budget;
   options.prefer = prefer;
   options.device = device;
+  options.offloadBandwidthGBps = offloadBandwidth;
   options.gradBuffers = gradBuffers;
   options.kernelWorkspaces = kernelWorkspaces;
   options.checkpoint.assign(checkpoint.begin(), checkpoint.end());

@@ -53,6 +53,7 @@ struct CompileOptions {
   std::string budget;               // empty: none
   std::string prefer = "balanced";  // speed | balanced | memory
   std::string device = "cpu";       // cpu | cuda
+  double offloadBandwidthGBps = 55; // device<->host copies, each way (cuda)
   /// resident | allocated | auto (the built-against PyTorch's zero_grad
   /// default: resident before 2.0, allocated from 2.0 on).
   std::string gradBuffers = "auto";

@@ -70,6 +70,10 @@ def InsertCheckpoints : Pass<"memopt-insert-checkpoints", "::mlir::func::FuncOp"
                "Module paths whose outputs the user asserts binary">,
     Option<"allowOverBudget", "allow-over-budget", "bool", "false",
            "Apply the least-peak plan when the budget cannot be met">,
+    Option<"offloadBandwidth", "offload-bandwidth", "double",
+           /*default=*/"55.0",
+           "Device<->host copy bandwidth in GB/s each way, for offload "
+           "(device=cuda; H100 over PCIe Gen5: ~55)">,
   ];
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }
@@ -163,8 +167,9 @@ def SchedulePrefetch : Pass<"memopt-schedule-prefetch", "::mlir::func::FuncOp"> 
     the function cannot be named and are not used as triggers.
   }];
   let options = [
-    Option<"bandwidth", "bandwidth", "double", /*default=*/"12.0",
-           "Host-to-device bandwidth in GB/s (PCIe 4.0 x16 pinned: ~12)">,
+    Option<"bandwidth", "bandwidth", "double", /*default=*/"55.0",
+           "Host-to-device bandwidth in GB/s (H100 over PCIe Gen5, pinned: "
+           "~55; PCIe 4.0 x16: ~25)">,
   ];
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }
