@@ -43,7 +43,7 @@ struct MemoptPipelineOptions
       *this, "offload-bandwidth",
       llvm::cl::desc("Device<->host copy bandwidth in GB/s each way "
                      "(device=cuda)"),
-      llvm::cl::init(55.0)};
+      llvm::cl::init(kDefaultOffloadBandwidthGBps)};
   Option<bool> compress{*this, "compress",
                         llvm::cl::desc("Pack binary saved tensors"),
                         llvm::cl::init(true)};

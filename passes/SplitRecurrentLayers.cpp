@@ -12,6 +12,7 @@
 // unit per layer.
 //
 //===----------------------------------------------------------------------===//
+#include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Transforms/Passes.h"
 
@@ -42,15 +43,6 @@ enum RecurrentArg : unsigned {
   kBatchFirst = 8,
   kNumArgs = 9,
 };
-
-/// Elements of a list built by prim::ListConstruct here, all SSA operands.
-std::optional<SmallVector<Value>> getElements(Value list) {
-  auto construct = list.getDefiningOp<TorchOp>();
-  if (!construct || construct.getName() != "prim::ListConstruct" ||
-      construct.getArgs().size() != construct->getNumOperands())
-    return std::nullopt;
-  return SmallVector<Value>(construct->getOperands());
-}
 
 RankedTensorType swapLeadingDims(RankedTensorType type) {
   SmallVector<int64_t> shape(type.getShape());
@@ -155,17 +147,18 @@ bool splitLayers(TorchOp op) {
 
   // Weights per layer: (w_ih, w_hh[, b_ih, b_hh]) per direction; an LSTM
   // with projections has one more each (not split).
-  std::optional<SmallVector<Value>> weights = getElements(params);
+  std::optional<OperandRange> weights = TorchOp::getConstructedElements(params);
   int64_t perDirection = hasBiases.getValue() ? 4 : 2;
   int64_t perLayer = perDirection * directions;
   if (!weights || int64_t(weights->size()) != perLayer * layers)
     return false;
   SmallVector<Value> states;
   if (lstm) {
-    std::optional<SmallVector<Value>> elements = getElements(hidden);
+    std::optional<OperandRange> elements =
+        TorchOp::getConstructedElements(hidden);
     if (!elements || elements->size() != 2)
       return false;
-    states = *elements;
+    states.assign(elements->begin(), elements->end());
   } else {
     states.push_back(hidden);
   }
@@ -199,8 +192,7 @@ bool splitLayers(TorchOp op) {
     Value layerHidden =
         lstm ? b.list(layerStates, stateList) : layerStates.front();
     Value layerParams =
-        b.list(ArrayRef<Value>(*weights).slice(layer * perLayer, perLayer),
-               tensorList);
+        b.list(weights->slice(layer * perLayer, perLayer), tensorList);
     SmallVector<Type> results{layerOutput};
     for (Value state : layerStates)
       results.push_back(state.getType());
@@ -240,10 +232,7 @@ struct SplitRecurrentLayersPass
   void runOnOperation() override {
     SmallVector<TorchOp> stacks;
     getOperation().walk([&](TorchOp op) {
-      if (llvm::is_contained({StringRef("aten::lstm"), StringRef("aten::gru"),
-                              StringRef("aten::rnn_tanh"),
-                              StringRef("aten::rnn_relu")},
-                             op.getName()))
+      if (lookupOperator(op.getName()).flops == FlopRule::Recurrent)
         stacks.push_back(op);
     });
     bool changed = false;

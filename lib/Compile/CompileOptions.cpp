@@ -6,7 +6,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
@@ -116,8 +116,11 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
   }
   if (!(options.offloadBandwidthGBps > 0) ||
       !std::isfinite(options.offloadBandwidthGBps)) {
-    error = "--offload-bandwidth must be a positive number of GB/s, got " +
-            llvm::formatv("{0}", options.offloadBandwidthGBps).str();
+    std::string given;
+    llvm::raw_string_ostream(given)
+        << llvm::format("%g", options.offloadBandwidthGBps);
+    error =
+        "--offload-bandwidth must be a positive number of GB/s, got " + given;
     return failure();
   }
   if (options.gradBuffers != "auto" &&
@@ -281,9 +284,10 @@ std::string mlir::memopt::buildPipeline(const CompileOptions &options,
     if (!budget.empty())
       os << "budget=" << budget << " ";
     os << "prefer=" << options.prefer << " device=" << options.device;
+    // Every digit: the pass reads back the value validated here.
     if (options.device == "cuda")
       os << " offload-bandwidth="
-         << llvm::formatv("{0}", options.offloadBandwidthGBps).str();
+         << llvm::format("%.17g", options.offloadBandwidthGBps);
     auto list = [&](llvm::StringRef name, llvm::ArrayRef<std::string> values) {
       if (values.empty())
         return;

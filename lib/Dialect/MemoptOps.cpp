@@ -55,6 +55,14 @@ static bool isConstantArgument(Attribute attr) {
   return false;
 }
 
+std::optional<OperandRange> TorchOp::getConstructedElements(Value list) {
+  auto construct = list.getDefiningOp<TorchOp>();
+  if (!construct || construct.getName() != "prim::ListConstruct" ||
+      construct.getArgs().size() != construct->getNumOperands())
+    return std::nullopt;
+  return construct->getOperands();
+}
+
 LogicalResult TorchOp::verify() {
   StringRef name = getName();
   size_t separator = name.find("::");

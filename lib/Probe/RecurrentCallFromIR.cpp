@@ -41,14 +41,6 @@ static std::optional<std::vector<int64_t>> getShape(Value value, Type element) {
   return std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
 }
 
-/// The elements of a list built by prim::ListConstruct here.
-static std::optional<OperandRange> getListElements(Value list) {
-  auto construct = list.getDefiningOp<TorchOp>();
-  if (!construct || construct.getName() != "prim::ListConstruct")
-    return std::nullopt;
-  return construct->getOperands();
-}
-
 template <typename T, typename AttrT>
 static std::optional<T> getConstant(TorchOp op, unsigned position) {
   ArrayRef<Attribute> args = op.getArgs().getValue();
@@ -105,7 +97,8 @@ mlir::memopt::getRecurrentCall(TorchOp op, const DenseSet<Value> &grads,
   // for packed sequences, have a tensor of batch sizes here.)
   SmallVector<Value> states;
   if (*form == RecurrentForm::LSTM) {
-    std::optional<OperandRange> elements = getListElements(hidden);
+    std::optional<OperandRange> elements =
+        TorchOp::getConstructedElements(hidden);
     if (!elements || elements->size() != 2)
       return std::nullopt;
     states.assign(elements->begin(), elements->end());
@@ -117,7 +110,7 @@ mlir::memopt::getRecurrentCall(TorchOp op, const DenseSet<Value> &grads,
       return std::nullopt;
     call.hidden.push_back(*shape);
   }
-  std::optional<OperandRange> weights = getListElements(params);
+  std::optional<OperandRange> weights = TorchOp::getConstructedElements(params);
   if (!weights || weights->empty())
     return std::nullopt;
   bool paramGrad = false;

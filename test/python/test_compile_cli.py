@@ -383,6 +383,17 @@ def test_bad_input_is_one_line(tmp_path, args, expected):
     assert not (tmp_path / "o.pt").exists()
 
 
+def test_small_offload_bandwidth_reaches_the_planner(tmp_path):
+    """The validated --offload-bandwidth reaches the passes with every
+    digit: 0.004 GB/s once arrived as "0.00" and was refused as zero."""
+    out = tmp_path / "o.pt"
+    result = run(CHAIN, "--input-shape", "x:2x3x8x8", "-o", out,
+                 "--device", "cuda", "--offload-bandwidth", "0.004")
+    require_planning(result)
+    assert result.returncode == 0, result.stderr
+    assert out.exists()
+
+
 def test_unknown_checkpoint_path_is_one_line(tmp_path):
     result = run(CHAIN, "--input-shape", "x:2x3x8x8", "-o", tmp_path / "o.pt",
                  "--checkpoint", "no.such.module")

@@ -70,7 +70,8 @@ static cl::opt<double> offloadBandwidth(
     "offload-bandwidth",
     cl::desc("Device<->host copy bandwidth each way, for offload with "
              "--device cuda (default: 55, an H100 over PCIe Gen5)"),
-    cl::value_desc("GB/s"), cl::init(55.0), cl::cat(category));
+    cl::value_desc("GB/s"),
+    cl::init(mlir::memopt::kDefaultOffloadBandwidthGBps), cl::cat(category));
 static cl::opt<std::string> gradBuffers(
     "grad-buffers",
     cl::desc("How the training loop leaves .grad between steps: zeroed in "

@@ -10,8 +10,9 @@
 #define MEMOPT_COMPILE_COMPILEOPTIONS_H
 
 #include "memopt/Analysis/TrainingMemoryModel.h"
-#include "memopt/Planning/Budget.h"
 #include "memopt/Conversion/TorchScriptImport.h"
+#include "memopt/Planning/Budget.h"
+#include "memopt/Planning/MemoryPlanner.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -53,7 +54,8 @@ struct CompileOptions {
   std::string budget;               // empty: none
   std::string prefer = "balanced";  // speed | balanced | memory
   std::string device = "cpu";       // cpu | cuda
-  double offloadBandwidthGBps = 55; // device<->host copies, each way (cuda)
+  /// Device<->host copy bandwidth each way, for offload (cuda).
+  double offloadBandwidthGBps = kDefaultOffloadBandwidthGBps;
   /// resident | allocated | auto (the built-against PyTorch's zero_grad
   /// default: resident before 2.0, allocated from 2.0 on).
   std::string gradBuffers = "auto";

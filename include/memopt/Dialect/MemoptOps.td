@@ -117,6 +117,9 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     /// The integers of argument `position` when it is a constant int or
     /// int list.
     std::optional<SmallVector<int64_t>> getConstantIntsArg(unsigned position);
+    /// The elements of `list` when a `prim::ListConstruct` of SSA operands
+    /// only (no constant entries) defines it.
+    static std::optional<OperandRange> getConstructedElements(Value list);
   }];
 }
 

@@ -32,16 +32,17 @@ StringRef stringifyPreference(Preference preference);
 /// Allowed extra time as a fraction of the modelled step.
 double getTimeBudgetFraction(Preference preference);
 
-/// The copy bandwidth CUDA plans assume by default, bytes/s each way.
-inline constexpr double kDefaultOffloadBandwidth = 55e9;
+/// The copy bandwidth CUDA plans assume by default, GB/s each way (an H100
+/// over PCIe Gen5: 54.8 / 54.5 measured, docs/gpu.md); the CLI, pipeline
+/// and pass options all default to it.
+inline constexpr double kDefaultOffloadBandwidthGBps = 55.0;
 
 struct MemoryPlanOptions {
   std::string budget;                    // empty: use the preference
   std::optional<Preference> prefer;      // neither: balanced
   bool allowOffload = false;             // CUDA plans only
-  /// Device<->host copy bandwidth each way, bytes/s (H100 over PCIe Gen5:
-  /// about 55 GB/s, 54.8 / 54.5 measured, docs/gpu.md).
-  double offloadBandwidth = kDefaultOffloadBandwidth;
+  /// Device<->host copy bandwidth each way, bytes/s.
+  double offloadBandwidth = kDefaultOffloadBandwidthGBps * 1e9;
   bool allowOverBudget = false;          // apply the least-peak plan if needed
   std::vector<std::string> checkpoint;   // module paths forced into regions
   std::vector<std::string> noCheckpoint; // module paths kept out of regions

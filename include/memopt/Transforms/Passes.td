@@ -71,7 +71,7 @@ def InsertCheckpoints : Pass<"memopt-insert-checkpoints", "::mlir::func::FuncOp"
     Option<"allowOverBudget", "allow-over-budget", "bool", "false",
            "Apply the least-peak plan when the budget cannot be met">,
     Option<"offloadBandwidth", "offload-bandwidth", "double",
-           /*default=*/"55.0",
+           /*default=*/"::mlir::memopt::kDefaultOffloadBandwidthGBps",
            "Device<->host copy bandwidth in GB/s each way, for offload "
            "(device=cuda; H100 over PCIe Gen5: ~55)">,
   ];
@@ -167,7 +167,8 @@ def SchedulePrefetch : Pass<"memopt-schedule-prefetch", "::mlir::func::FuncOp"> 
     the function cannot be named and are not used as triggers.
   }];
   let options = [
-    Option<"bandwidth", "bandwidth", "double", /*default=*/"55.0",
+    Option<"bandwidth", "bandwidth", "double",
+           /*default=*/"::mlir::memopt::kDefaultOffloadBandwidthGBps",
            "Host-to-device bandwidth in GB/s (H100 over PCIe Gen5, pinned: "
            "~55; PCIe 4.0 x16: ~25)">,
   ];
