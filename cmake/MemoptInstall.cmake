@@ -1,7 +1,8 @@
 # `cmake --install build --prefix P` installs what a training script needs,
 # together:
 #   P/bin/memopt-compile, memopt-opt, memopt-translate   (with the compiler)
-#   P/lib/libmemopt_runtime.so
+#   P/lib/libmemopt_runtime.so, P/include/memopt/Runtime/*.h
+#   P/lib/cmake/memopt/                                  the CMake package
 #   P/<MEMOPT_PYTHON_INSTALL_DIR>/memopt/                 the Python package
 # and writes memopt/_paths.py there with the relative locations of bin/ and
 # lib/, so that `import memopt` (with that directory on sys.path) finds its
@@ -24,10 +25,45 @@ endif()
 set(MEMOPT_PYTHON_INSTALL_DIR "${MEMOPT_PYTHON_INSTALL_DIR}" CACHE STRING
     "Where (relative to the prefix, or absolute) the memopt Python package is installed")
 
-install(TARGETS memopt_runtime LIBRARY DESTINATION lib COMPONENT memopt)
+set_target_properties(memopt_runtime PROPERTIES EXPORT_NAME runtime)
+install(TARGETS memopt_runtime EXPORT memoptTargets
+        LIBRARY DESTINATION lib COMPONENT memopt)
+install(DIRECTORY ${MEMOPT_SOURCE_DIR}/include/memopt/Runtime
+        DESTINATION include/memopt COMPONENT memopt
+        FILES_MATCHING PATTERN "*.h")
 if(MEMOPT_BUILD_COMPILER)
-  install(TARGETS memopt-compile memopt-opt memopt-translate
+  # Installed tools keep finding libMLIR (/usr/lib/llvm-19/lib is not on
+  # the loader's path): the link directories outside the build go into
+  # their RUNPATH.
+  set_target_properties(memopt-compile memopt-opt memopt-translate
+    PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
+  set_target_properties(memopt-compile PROPERTIES EXPORT_NAME compile)
+  install(TARGETS memopt-compile EXPORT memoptTargets
           RUNTIME DESTINATION bin COMPONENT memopt)
+  install(TARGETS memopt-opt memopt-translate
+          RUNTIME DESTINATION bin COMPONENT memopt)
+endif()
+
+# The CMake package: find_package(memopt CONFIG) from another project
+# (cmake/memoptConfig.cmake.in; memopt_add_model with the compiler).
+include(CMakePackageConfigHelpers)
+set(MEMOPT_CMAKE_INSTALL_DIR lib/cmake/memopt)
+install(EXPORT memoptTargets NAMESPACE memopt::
+        DESTINATION ${MEMOPT_CMAKE_INSTALL_DIR} COMPONENT memopt)
+configure_package_config_file(
+  ${MEMOPT_SOURCE_DIR}/cmake/memoptConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/memoptConfig.cmake
+  INSTALL_DESTINATION ${MEMOPT_CMAKE_INSTALL_DIR})
+write_basic_package_version_file(
+  ${CMAKE_CURRENT_BINARY_DIR}/memoptConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/memoptConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/memoptConfigVersion.cmake
+        DESTINATION ${MEMOPT_CMAKE_INSTALL_DIR} COMPONENT memopt)
+if(MEMOPT_BUILD_COMPILER)
+  install(FILES ${MEMOPT_SOURCE_DIR}/cmake/memoptAddModel.cmake
+                ${MEMOPT_SOURCE_DIR}/cmake/memoptModelHeader.cmake
+          DESTINATION ${MEMOPT_CMAKE_INSTALL_DIR} COMPONENT memopt)
 endif()
 
 install(DIRECTORY ${MEMOPT_SOURCE_DIR}/python/memopt

@@ -16,6 +16,14 @@
 
 using namespace mlir;
 
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  // A LibTorch crash while loading should reach the sanitizer, not become
+  // memopt's one line and exit 1 (which libFuzzer would report as well,
+  // without the stack).
+  memopt::setLoaderCrashGuard(false);
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext context(MLIRContext::Threading::DISABLED);
   int errors = 0;

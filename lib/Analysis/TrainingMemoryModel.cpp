@@ -171,11 +171,16 @@ void MemorySimulator::forwardOp(Operation *op, MemoryPhase phase,
     return forwardCheckpoint(cp, phase, nodes);
   if (auto param = dyn_cast<ParamOp>(op)) {
     int64_t bytes = std::max<int64_t>(getDeviceBytes(param.getType()), 0);
-    if (residentCounted.insert(op).second) // not again when recomputed
+    if (residentCounted.insert(op).second) { // not again when recomputed
       model.residentBytes +=
           param.getFrozen() || options.gradBuffers == GradBuffers::Allocated
               ? bytes
               : 2 * bytes;
+      if (!param.getFrozen() && options.worldSize > 1) {
+        model.residentBytes += bytes;
+        model.gradientBucketBytes += bytes;
+      }
+    }
     define(param, newStorage(bytes, /*resident=*/true));
     params.insert(param);
     if (!param.getFrozen() && gradEnabled)
@@ -256,6 +261,13 @@ int64_t mlir::memopt::getAllocatedBytes(int64_t bytes, TrainingDevice device) {
   return (bytes + kCudaBlock - 1) / kCudaBlock * kCudaBlock;
 }
 
+int64_t mlir::memopt::getWorldSize(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kWorldSizeAttrName))
+      return std::max<int64_t>(attr.getValue().getSExtValue(), 1);
+  return 1;
+}
+
 void mlir::memopt::inheritModelStamps(Operation *original, Operation *copy) {
   GradBuffers mode = getGradBuffers(original);
   if (mode != getGradBuffers(copy))
@@ -268,12 +280,18 @@ void mlir::memopt::inheritModelStamps(Operation *original, Operation *copy) {
         kTrainingDeviceAttrName,
         StringAttr::get(copy->getContext(),
                         device == TrainingDevice::CUDA ? "cuda" : "cpu"));
+  int64_t worldSize = getWorldSize(original);
+  if (worldSize != getWorldSize(copy))
+    copy->setAttr(
+        kWorldSizeAttrName,
+        IntegerAttr::get(IntegerType::get(copy->getContext(), 64), worldSize));
 }
 
 static TrainingMemoryOptions getStampedOptions(Operation *op) {
   TrainingMemoryOptions options;
   options.gradBuffers = getGradBuffers(op);
   options.device = getTrainingDevice(op);
+  options.worldSize = getWorldSize(op);
   return options;
 }
 

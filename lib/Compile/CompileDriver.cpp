@@ -27,6 +27,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 
@@ -47,7 +48,10 @@ public:
   void error(const llvm::Twine &message) {
     if (printedError)
       return;
-    os << "memopt: error: " << message << "\n";
+    // One line whatever the message quotes (a newline inside an argument).
+    std::string text = message.str();
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    os << "memopt: error: " << text << "\n";
     printedError = true;
   }
 
@@ -286,6 +290,10 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   StringRef gradBuffers = stringifyGradBuffers(resolveGradBuffers(options));
   (*module)->setAttr(kGradBuffersAttrName,
                      StringAttr::get(&context, gradBuffers));
+  // DDP's per-process state (one-process modules stay unstamped).
+  if (options.worldSize > 1)
+    (*module)->setAttr(kWorldSizeAttrName,
+                       Builder(&context).getI64IntegerAttr(options.worldSize));
   // The CUDA side of the memory model (CPU modules stay unstamped).
   if (options.device == "cuda")
     (*module)->setAttr(kTrainingDeviceAttrName,
@@ -336,6 +344,7 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   report.prefer = options.prefer;
   report.device = options.device;
   report.gradBuffers = gradBuffers.str();
+  report.worldSize = options.worldSize;
   report.torchVersion = MEMOPT_TORCH_VERSION;
   report.fallback = options.fallback;
   report.checkpoint = options.checkpoint;

@@ -1,6 +1,7 @@
 //===- CompileOptions.cpp - validate memopt-compile's options -------------===//
 #include "memopt/Compile/CompileOptions.h"
 #include "memopt/Config/TorchVersion.h"
+#include "memopt/Support/QuotedText.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -37,7 +38,7 @@ LogicalResult mlir::memopt::checkWritable(llvm::StringRef path,
   if (path == "-")
     return success();
   auto fail = [&](const llvm::Twine &why) {
-    error = ("cannot write '" + path + "': " + why).str();
+    error = ("cannot write " + quoted(path) + ": " + why).str();
     return failure();
   };
   if (path.empty())
@@ -53,11 +54,11 @@ LogicalResult mlir::memopt::checkWritable(llvm::StringRef path,
   if (parent.empty())
     parent = ".";
   if (!fs::exists(parent))
-    return fail("directory '" + parent + "' does not exist");
+    return fail("directory " + quoted(parent) + " does not exist");
   if (!fs::is_directory(parent))
-    return fail("'" + parent + "' is not a directory");
+    return fail(quoted(parent) + " is not a directory");
   if (std::error_code ec = fs::access(parent, fs::AccessMode::Write))
-    return fail("directory '" + parent + "': " + ec.message());
+    return fail("directory " + quoted(parent) + ": " + ec.message());
   return success();
 }
 
@@ -71,7 +72,7 @@ static LogicalResult checkModulePaths(llvm::StringRef option,
       return llvm::isAlnum(c) || c == '_' || c == '.' || c == '-';
     });
     if (!ok) {
-      error = ("invalid module path '" + path + "' in --" + option +
+      error = ("invalid module path " + quoted(path) + " in --" + option +
                " (expected dotted module paths such as layer1.0 or "
                "features.3, separated by ',')")
                   .str();
@@ -100,18 +101,18 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
         ec = std::make_error_code(std::errc::is_a_directory);
     }
     if (ec) {
-      error = "cannot open '" + options.inputPath + "': " + ec.message();
+      error = "cannot open " + quoted(options.inputPath) + ": " + ec.message();
       return failure();
     }
   }
   if (!llvm::is_contained({"speed", "balanced", "memory"}, options.prefer)) {
-    error = "unknown --prefer '" + options.prefer +
-            "' (expected speed, balanced or memory)";
+    error = "unknown --prefer " + quoted(options.prefer) +
+            " (expected speed, balanced or memory)";
     return failure();
   }
   if (!llvm::is_contained({"cpu", "cuda"}, options.device)) {
-    error = "unknown --device '" + options.device +
-            "' (expected cpu or cuda)";
+    error = "unknown --device " + quoted(options.device) +
+            " (expected cpu or cuda)";
     return failure();
   }
   if (!(options.offloadBandwidthGBps > 0) ||
@@ -123,16 +124,22 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
         "--offload-bandwidth must be a positive number of GB/s, got " + given;
     return failure();
   }
+  if (options.worldSize < 1 || options.worldSize > kMaxWorldSize) {
+    error = "--world-size must be between 1 and " +
+            std::to_string(kMaxWorldSize) + ", got " +
+            std::to_string(options.worldSize);
+    return failure();
+  }
   if (options.gradBuffers != "auto" &&
       !parseGradBuffers(options.gradBuffers)) {
-    error = "unknown --grad-buffers '" + options.gradBuffers +
-            "' (expected auto, resident or allocated)";
+    error = "unknown --grad-buffers " + quoted(options.gradBuffers) +
+            " (expected auto, resident or allocated)";
     return failure();
   }
   if (!llvm::is_contained({"auto", "probe", "model"},
                           options.kernelWorkspaces)) {
-    error = "unknown --kernel-workspaces '" + options.kernelWorkspaces +
-            "' (expected auto, probe or model)";
+    error = "unknown --kernel-workspaces " + quoted(options.kernelWorkspaces) +
+            " (expected auto, probe or model)";
     return failure();
   }
   if (options.kernelWorkspaces == "probe" && options.device != "cpu") {
@@ -142,8 +149,8 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
     return failure();
   }
   if (!llvm::is_contained({"generic", "original"}, options.fallback)) {
-    error = "unknown --fallback '" + options.fallback +
-            "' (expected generic or original)";
+    error = "unknown --fallback " + quoted(options.fallback) +
+            " (expected generic or original)";
     return failure();
   }
   budget.reset();
@@ -166,8 +173,8 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
     return failure();
   for (const std::string &path : options.checkpoint)
     if (llvm::is_contained(options.noCheckpoint, path)) {
-      error = "module path '" + path +
-              "' is in both --checkpoint and --no-checkpoint";
+      error = "module path " + quoted(path) +
+              " is in both --checkpoint and --no-checkpoint";
       return failure();
     }
 
@@ -235,7 +242,7 @@ mlir::memopt::collectSignatures(const CompileOptions &options,
     if (failed(recorded))
       return failure();
     if (recorded->empty()) {
-      error = "'" + options.signaturesFile + "' records no signature";
+      error = quoted(options.signaturesFile) + " records no signature";
       return failure();
     }
     for (InputSignature &signature : *recorded)
@@ -246,8 +253,8 @@ mlir::memopt::collectSignatures(const CompileOptions &options,
     for (size_t j = 0; j < i; ++j)
       if (formatSignature(signatures[i].inputs) ==
           formatSignature(signatures[j].inputs)) {
-        error = "signature '" + formatSignature(signatures[i].inputs) +
-                "' is given twice";
+        error = "signature " + quoted(formatSignature(signatures[i].inputs)) +
+                " is given twice";
         return failure();
       }
   return signatures;

@@ -68,6 +68,7 @@ mlir::memopt::predictMemory(func::FuncOp func,
   MemoryPrediction prediction;
   prediction.peakBytes = model.predictPeak();
   prediction.residentBytes = model.getResidentBytes();
+  prediction.gradientBucketBytes = model.getGradientBucketBytes();
   prediction.endOfForwardBytes = model.getEndOfForwardBytes();
   if (const TimelineEntry *peak = model.getPeakEntry(); peak && peak->op) {
     prediction.peakOp = opName(peak->op);
@@ -336,6 +337,15 @@ const SignatureReport *CompileReport::primary() const {
 }
 
 namespace {
+/// A JSON string of `value`: op names and module paths come from the model
+/// and may hold bytes that are not UTF-8 (replaced by U+FFFD, as JSON
+/// requires; llvm::json asserts on them otherwise).
+llvm::json::Value text(llvm::StringRef value) {
+  if (llvm::json::isUTF8(value))
+    return value.str();
+  return llvm::json::fixUTF8(value);
+}
+
 /// Writes the report with keys in a fixed, readable order (llvm::json::Object
 /// would sort them).
 class ReportWriter {
@@ -346,15 +356,16 @@ public:
     this->report = &report;
     json.object([&] {
       json.attribute("version", kCompileReportVersion);
-      json.attribute("model", report.model);
+      json.attribute("model", text(report.model));
       nullableString("output", report.output);
-      json.attribute("command", report.command);
+      json.attribute("command", text(report.command));
       json.attribute("mode", report.analyzeOnly ? "analyze-only" : "compile");
       json.attributeObject("options", [&] {
         nullableString("budget", report.budget);
-        json.attribute("prefer", report.prefer);
-        json.attribute("device", report.device);
-        json.attribute("grad_buffers", report.gradBuffers);
+        json.attribute("prefer", text(report.prefer));
+        json.attribute("device", text(report.device));
+        json.attribute("grad_buffers", text(report.gradBuffers));
+        json.attribute("world_size", report.worldSize);
         json.attribute("kernel_workspaces",
                        report.kernelWorkspaces.probed ? "probe" : "model");
         strings("checkpoint", report.checkpoint);
@@ -365,12 +376,12 @@ public:
       });
       if (const SignatureReport *main = report.primary())
         signatureBlocks(*main);
-      json.attribute("fallback", report.fallback);
+      json.attribute("fallback", text(report.fallback));
       json.attributeArray("signatures", [&] {
         for (const SignatureReport &signature : report.signatures)
           json.object([&] { signatureBlocks(signature); });
       });
-      json.attribute("pytorch_version", report.torchVersion);
+      json.attribute("pytorch_version", text(report.torchVersion));
       if (report.kernelWorkspaces.probed)
         json.attributeObject("kernel_probe", [&] {
           json.attribute("measured", int64_t(report.kernelWorkspaces.measured));
@@ -408,7 +419,7 @@ private:
     if (value.empty())
       json.attribute(key, nullptr);
     else
-      json.attribute(key, value);
+      json.attribute(key, text(value));
   }
   template <typename T>
   void nullable(llvm::StringRef key, const std::optional<T> &value) {
@@ -420,24 +431,25 @@ private:
   void strings(llvm::StringRef key, llvm::ArrayRef<std::string> values) {
     json.attributeArray(key, [&] {
       for (const std::string &value : values)
-        json.value(value);
+        json.value(text(value));
     });
   }
   void prediction(llvm::StringRef key, const MemoryPrediction &p) {
     json.attributeObject(key, [&] {
       json.attribute("predicted_peak_bytes", p.peakBytes);
       json.attribute("resident_bytes", p.residentBytes);
+      json.attribute("gradient_bucket_bytes", p.gradientBucketBytes);
       json.attribute("end_of_forward_bytes", p.endOfForwardBytes);
       json.attributeObject("peak_at", [&] {
-        json.attribute("op", p.peakOp);
-        json.attribute("module_path", p.peakModulePath);
-        json.attribute("phase", p.peakPhase);
+        json.attribute("op", text(p.peakOp));
+        json.attribute("module_path", text(p.peakModulePath));
+        json.attribute("phase", text(p.peakPhase));
       });
       json.attributeArray("saved_by_module", [&] {
-        for (const auto &[path, bytes] : p.savedByModule)
+        for (const auto &saved : p.savedByModule)
           json.object([&] {
-            json.attribute("module_path", path);
-            json.attribute("bytes", bytes);
+            json.attribute("module_path", text(saved.first));
+            json.attribute("bytes", saved.second);
           });
       });
       if (!report->timelineInJSON) {
@@ -447,9 +459,9 @@ private:
       json.attributeArray("timeline", [&] {
         for (const TimelinePoint &point : p.timeline)
           json.object([&] {
-            json.attribute("op", point.op);
-            json.attribute("module_path", point.modulePath);
-            json.attribute("phase", point.phase);
+            json.attribute("op", text(point.op));
+            json.attribute("module_path", text(point.modulePath));
+            json.attribute("phase", text(point.phase));
             json.attribute("live_bytes", point.liveBytes);
           });
       });
@@ -458,8 +470,8 @@ private:
 
   /// The per-signature blocks (also the top level, for the primary one).
   void signatureBlocks(const SignatureReport &s) {
-    json.attribute("function", s.function);
-    json.attribute("signature", s.signature);
+    json.attribute("function", text(s.function));
+    json.attribute("signature", text(s.signature));
     json.attribute("count", s.count);
     json.attribute("passthrough", s.passthrough);
     prediction("baseline", s.baseline);
@@ -471,14 +483,14 @@ private:
     nullable("feasible", s.feasible);
     nullable("min_reachable_peak_bytes", s.minReachablePeakBytes);
     nullable("planner_peak_bytes", s.plannerPeakBytes);
-    json.attribute("preference", s.preference);
+    json.attribute("preference", text(s.preference));
     json.attributeArray("regions", [&] {
       for (const RegionReport &region : s.regions)
         json.object([&] {
-          json.attribute("label", region.label);
+          json.attribute("label", text(region.label));
           strings("module_paths", region.modulePaths);
           json.attribute("saved_bytes_avoided", region.savedBytesAvoided);
-          json.attribute("reason", region.reason);
+          json.attribute("reason", text(region.reason));
           strings("input_policies", region.inputPolicies);
           json.attribute("ops", region.numOps);
         });
@@ -486,10 +498,10 @@ private:
     json.attributeArray("compressed", [&] {
       for (const CompressedReport &c : s.compressed)
         json.object([&] {
-          json.attribute("what", c.what);
-          json.attribute("used_by", c.usedBy);
-          json.attribute("kind", c.kind);
-          json.attribute("via", c.via);
+          json.attribute("what", text(c.what));
+          json.attribute("used_by", text(c.usedBy));
+          json.attribute("kind", text(c.kind));
+          json.attribute("via", text(c.via));
           json.attribute("bytes_full", c.bytesFull);
           json.attribute("bytes_packed", c.bytesPacked);
         });
@@ -497,20 +509,20 @@ private:
     json.attributeArray("offloaded", [&] {
       for (const OffloadedReport &o : s.offloaded)
         json.object([&] {
-          json.attribute("what", o.what);
-          json.attribute("used_by", o.usedBy);
-          json.attribute("kind", o.kind);
-          json.attribute("via", o.via);
+          json.attribute("what", text(o.what));
+          json.attribute("used_by", text(o.usedBy));
+          json.attribute("kind", text(o.kind));
+          json.attribute("via", text(o.via));
           json.attribute("bytes", o.bytes);
           if (!o.prefetchAt.empty())
-            json.attribute("prefetch_at", o.prefetchAt);
+            json.attribute("prefetch_at", text(o.prefetchAt));
         });
     });
     json.attributeArray("backward_kernels", [&] {
       for (const BackwardKernelReport &k : s.backwardKernels)
         json.object([&] {
-          json.attribute("what", k.what);
-          json.attribute("kind", k.kind);
+          json.attribute("what", text(k.what));
+          json.attribute("kind", text(k.kind));
           json.attribute("transient_bytes_aten", k.transientBytesAten);
           json.attribute("transient_bytes", k.transientBytes);
         });
@@ -528,11 +540,11 @@ private:
     json.attributeArray("unknown_ops", [&] {
       for (const UnknownOpReport &u : s.unknownOps)
         json.object([&] {
-          json.attribute("op", u.op);
-          json.attribute("where", u.where);
+          json.attribute("op", text(u.op));
+          json.attribute("where", text(u.where));
         });
     });
-    json.attribute("recommendation", report->recommend(s));
+    json.attribute("recommendation", text(report->recommend(s)));
   }
 
   llvm::json::OStream json;

@@ -101,10 +101,12 @@ static void printSignature(const CompileReport &report,
   os << "\n";
   bool allocated = report.gradBuffers == "allocated";
   line("resident") << formatBytes(b.residentBytes)
-                   << (allocated ? "  (parameters, buffers, inputs: not "
-                                   "counted; .grad allocated in the step)\n"
-                                 : "  (parameters, buffers, inputs, .grad: not "
-                                   "counted)\n");
+                   << (allocated ? "  (parameters, buffers, inputs"
+                                 : "  (parameters, buffers, inputs, .grad")
+                   << (b.gradientBucketBytes ? ", DDP gradient buckets" : "")
+                   << (allocated ? ": not counted; .grad allocated in the "
+                                   "step)\n"
+                                 : ": not counted)\n");
   if (s.planned && !s.passthrough) {
     line("planned peak") << formatBytes(s.planned->peakBytes);
     if (b.peakBytes > 0)
@@ -252,6 +254,9 @@ void CompileReport::printSummary(llvm::raw_ostream &os) const {
   os << "planned for PyTorch " << torchVersion << " on " << device << ", .grad "
      << (gradBuffers == "allocated" ? "set to None between steps (allocated "
                                       "in backward)"
-                                    : "zeroed in place between steps")
-     << "\n";
+                                    : "zeroed in place between steps");
+  if (worldSize > 1)
+    os << "; per process of " << worldSize
+       << " data-parallel ones (budget, plan and peak per process)";
+  os << "\n";
 }

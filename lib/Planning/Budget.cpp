@@ -1,5 +1,6 @@
 //===- Budget.cpp - parse --budget, print byte counts ---------------------===//
 #include "memopt/Planning/Budget.h"
+#include "memopt/Support/QuotedText.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -40,7 +41,7 @@ static bool parseNumber(llvm::StringRef text, double &value) {
 llvm::FailureOr<Budget> mlir::memopt::parseBudget(llvm::StringRef text,
                                                   std::string &error) {
   auto fail = [&](const llvm::Twine &why) {
-    error = ("invalid --budget '" + text + "': " + why +
+    error = ("invalid --budget " + quoted(text) + ": " + why +
              " (expected bytes such as 123456, 800MB or 1.5GiB, or a "
              "percentage of the baseline peak such as 40%)")
                 .str();
@@ -55,7 +56,7 @@ llvm::FailureOr<Budget> mlir::memopt::parseBudget(llvm::StringRef text,
   if (body.consume_back("%")) {
     double percent;
     if (!parseNumber(body.trim(), percent))
-      return fail("'" + body.trim() + "' is not a number");
+      return fail(quoted(body.trim()) + " is not a number");
     if (percent <= 0 || percent > 1000)
       return fail("a percentage must be in (0, 1000]");
     budget.kind = Budget::Kind::Percent;
@@ -72,17 +73,20 @@ llvm::FailureOr<Budget> mlir::memopt::parseBudget(llvm::StringRef text,
                      .Cases("m", "mb", 1e6)
                      .Cases("g", "gb", 1e9)
                      .Cases("t", "tb", 1e12)
+                     .Cases("p", "pb", 1e15)
                      .Case("kib", 1024.0)
                      .Case("mib", 1024.0 * 1024)
                      .Case("gib", 1024.0 * 1024 * 1024)
                      .Case("tib", 1024.0 * 1024 * 1024 * 1024)
+                     // formatBudgetValue suggests PiB above 1024 TiB.
+                     .Case("pib", 1024.0 * 1024 * 1024 * 1024 * 1024)
                      .Default(-1);
   if (scale < 0)
-    return fail("unknown unit '" + unit + "' (B, KB, MB, GB, TB, KiB, MiB, "
-                                          "GiB, TiB)");
+    return fail("unknown unit " + quoted(unit) +
+                " (B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB)");
   double value;
   if (!parseNumber(number, value))
-    return fail("'" + number + "' is not a number");
+    return fail(quoted(number) + " is not a number");
   double bytes = std::floor(value * scale);
   if (bytes < 1)
     return fail("the budget must be at least one byte");

@@ -22,9 +22,12 @@ class Options:
     checkpoint: Optional[str]
     no_checkpoint: Optional[str]
     assume_binary: Optional[str]
+    world_size: int = 1
 
     def arguments(self) -> List[str]:
         args = ["--prefer", self.prefer, "--device", self.device]
+        if self.world_size > 1:
+            args += ["--world-size", str(self.world_size)]
         if self.budget is not None:
             args += ["--budget", self.budget]
         for option, value in (("--checkpoint", self.checkpoint),
@@ -36,7 +39,7 @@ class Options:
 
 
 def make_options(model: nn.Module, *, budget, prefer, device, checkpoint,
-                 no_checkpoint, assume_binary) -> Options:
+                 no_checkpoint, assume_binary, world_size=None) -> Options:
     """wrap's keyword arguments as Options; InputError for a value
     memopt-compile would not take."""
     if prefer not in PREFERENCES:
@@ -47,7 +50,22 @@ def make_options(model: nn.Module, *, budget, prefer, device, checkpoint,
         device=_device_of(model, device),
         checkpoint=_paths_option(checkpoint, "checkpoint"),
         no_checkpoint=_paths_option(no_checkpoint, "no_checkpoint"),
-        assume_binary=_paths_option(assume_binary, "assume_binary"))
+        assume_binary=_paths_option(assume_binary, "assume_binary"),
+        world_size=_world_size(world_size))
+
+
+def _world_size(value) -> int:
+    """`world_size`, or the processes of the initialized default process
+    group (DDP's replicas: each holds gradient buckets), or 1."""
+    if value is None:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_world_size()
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"world_size is {describe(value)}: expected the "
+                         f"number of data-parallel processes (an int >= 1)")
+    return value
 
 
 def _paths_option(value, option: str) -> Optional[str]:

@@ -221,8 +221,11 @@ def collect_signatures(model: nn.Module, sample_input, specs) -> Signatures:
                     raise InputError(f"cannot read signature file '{text}': "
                                      f"{e.strerror}") from None
                 files.append((f"signatures{len(files)}.json", content))
-            else:
+            elif _spec_inputs(text) not in counts:
                 spec_args.append(text)
+            # else: a plain spec of a sample's shapes (each DDP rank passing
+            # every rank's batch as specs and its own as the sample): the
+            # sample gives it already.
         else:
             raise InputError(
                 f"specs holds {describe(item)}: expected spec strings "
@@ -233,6 +236,26 @@ def collect_signatures(model: nn.Module, sample_input, specs) -> Signatures:
                          "tensor, a tuple or a dict of tensors) or specs")
     example = samples[0] if samples else _example_from_spec(spec_args, files)
     return Signatures(spec_args, files, example)
+
+
+def _spec_inputs(text: str) -> Optional[Tuple[InputShape, ...]]:
+    """The inputs of a `--spec` string without settings
+    (`x:8x3x32x32,m:8:i64`), or None (settings, or text memopt-compile
+    will judge)."""
+    if ";" in text:
+        return None
+    inputs = []
+    for part in text.split(","):
+        fields = part.strip().split(":")
+        if len(fields) not in (2, 3):
+            return None
+        try:
+            shape = tuple(int(s) for s in fields[1].split("x") if s)
+        except ValueError:
+            return None
+        inputs.append(InputShape(fields[0], shape,
+                                 fields[2] if len(fields) == 3 else "f32"))
+    return tuple(inputs)
 
 
 def _example_from_spec(spec_args: List[str],

@@ -28,7 +28,8 @@ import torch.nn as nn
 from .binding import Plan
 from .cache import is_simple_value
 from .compiler import Compiler
-from .errors import MemoptError, MemoptRuntimeError, warn
+from .errors import (MemoptError, MemoptRuntimeError, UnsupportedModelError,
+                     warn)
 from .flags import describe_flags, flags_of
 
 __all__ = ["MemoptModule"]
@@ -42,6 +43,33 @@ def _float_dtype(model: nn.Module) -> Optional[torch.dtype]:
         if p.is_floating_point():
             return p.dtype
     return None
+
+
+def _parameter_slots(model: nn.Module) -> List[tuple]:
+    """(module, name, path) of every parameter the model registers."""
+    return [(module, name, f"{prefix}.{name}" if prefix else name)
+            for prefix, module in model.named_modules()
+            for name, p in module._parameters.items() if p is not None]
+
+
+def _check_own_parameters(model: nn.Module, slots) -> None:
+    """A parameter shadowed by a plain tensor that is a view of another
+    Parameter is what FullyShardedDataParallel does while it runs a module
+    (with or without use_orig_params): the values are views of its flat
+    parameter and the gradients go there. A plan trains the model's own
+    parameters, so it cannot run, and no plan compiled from the model as
+    FSDP leaves it would either: an error, not a fallback."""
+    for module, name, path in slots:
+        value = module.__dict__.get(name)
+        if isinstance(value, torch.Tensor) and \
+                not isinstance(value, nn.Parameter) and \
+                isinstance(value._base, nn.Parameter):
+            raise UnsupportedModelError(
+                f"memopt: parameter '{path}' of {type(model).__name__} is "
+                f"a view of another module's flat parameter, as "
+                f"FullyShardedDataParallel makes it; memopt plans train the "
+                f"model's own parameters: use DistributedDataParallel "
+                f"(docs/distributed.md)")
 
 
 def _simple_attributes(modules) -> List[tuple]:
@@ -73,6 +101,7 @@ class MemoptModule(nn.Module):
         d["_memopt_warned"] = set()
         d["_memopt_modules"] = list(model.modules())
         d["_memopt_attrs"] = _simple_attributes(d["_memopt_modules"])
+        d["_memopt_parameter_slots"] = _parameter_slots(model)
         # Share the model's tables: parameters, buffers and submodules are
         # the model's objects, under the model's names.
         d["_parameters"] = model._parameters
@@ -179,6 +208,8 @@ class MemoptModule(nn.Module):
         compiled before no longer read the model's tensors."""
         self.__dict__["_memopt_modules"] = list(modules)
         self.__dict__["_memopt_attrs"] = _simple_attributes(modules)
+        self.__dict__["_memopt_parameter_slots"] = _parameter_slots(
+            self._memopt_model)
         self.__dict__["_memopt_plans"] = {}
         self.__dict__["_memopt_warned"] = set()
         self._memopt_compiler.restructured()
@@ -187,6 +218,7 @@ class MemoptModule(nn.Module):
         model = self._memopt_model
         if not torch.is_grad_enabled():
             return model(*args, **kwargs)
+        _check_own_parameters(model, self._memopt_parameter_slots)
         for attempt in (0, 1):
             plan = self._current_plan()
             if plan is None:

@@ -55,7 +55,8 @@ __all__ = ["wrap", "detach", "MemoptModule", "MemoptRuntimeError",
 def wrap(model: nn.Module, sample_input=None, *, budget=None,
          prefer: str = "balanced", specs=None, checkpoint=None,
          no_checkpoint=None, assume_binary=None, device=None,
-         cache_dir=None, verbose: bool = True) -> MemoptModule:
+         cache_dir=None, verbose: bool = True,
+         world_size=None) -> MemoptModule:
     """Compiles `model` for training with less memory; returns a module
     that shares its parameters, buffers and submodules.
 
@@ -74,6 +75,10 @@ def wrap(model: nn.Module, sample_input=None, *, budget=None,
     cache_dir: where compiled plans are cached (default MEMOPT_CACHE_DIR or
       ~/.cache/memopt); False: no cache.
     verbose: print what is compiled or loaded (stderr).
+    world_size: data-parallel processes training the model (DDP), each on
+      the batch sample_input gives; default: the initialized default
+      process group's size, else 1. Plans are per process; above one the
+      prediction counts DDP's gradient buckets (docs/distributed.md).
 
     Raises MemoptError subclasses with one-line messages; on error the
     model is left as it was.
@@ -86,7 +91,8 @@ def wrap(model: nn.Module, sample_input=None, *, budget=None,
                          f"GraphModule), got {describe(model)}")
     options = make_options(model, budget=budget, prefer=prefer, device=device,
                            checkpoint=checkpoint, no_checkpoint=no_checkpoint,
-                           assume_binary=assume_binary)
+                           assume_binary=assume_binary,
+                           world_size=world_size)
     signatures = collect_signatures(model, sample_input, specs)
     wrapped = MemoptModule(model, Compiler(model, signatures, options,
                                            cache_dir, verbose))

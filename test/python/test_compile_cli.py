@@ -365,9 +365,26 @@ def test_signature_file_and_strict(tmp_path):
       "{tmp}/o.pt"], "input spec 'img' names no input of the method"),
     (["{tmp}/flipped.pt", "--input-shape", "x:2x3x8x8", "-o", "{tmp}/o.pt"],
      "does not match its CRC-32"),
+    (["{chain}", "--input-shape", "x:2x3x8x8", "-o", "{tmp}/o.pt",
+      "--world-size", "0"], "--world-size must be between 1 and 1048576, got 0"),
+    # Control characters in what a message quotes are escaped: one line,
+    # and no forged "memopt: error:" line (the parser fuzzer's finding).
+    (["{chain}", "--input-shape", "x:2x3\nx8x8", "-o", "{tmp}/o.pt"],
+     "invalid input spec 'x:2x3\\nx8x8'"),
+    (["{chain}", "--input-shape", "x:2x3x8x8", "-o", "{tmp}/o.pt",
+      "--budget", "1\n2MB"], "invalid --budget '1\\n2MB'"),
+    (["{chain}", "--input-shape", "x:2x3x8x8", "-o", "{tmp}/o.pt",
+      "--prefer", "fast\nmemopt: error: forged"],
+     "unknown --prefer 'fast\\nmemopt: error: forged'"),
+    (["{chain}", "--spec", "x:2x3x8x8;count=3\x01", "-o", "{tmp}/o.pt"],
+     "count '3\\x01' is not a non-negative integer"),
+    (["{chain}", "-o", "{tmp}/o.pt", "--signatures", "{tmp}/newline.json"],
+     "has unknown key 'a\\nb'"),
 ])
 def test_bad_input_is_one_line(tmp_path, args, expected):
     (tmp_path / "garbage.pt").write_text("not a zip\n")
+    (tmp_path / "newline.json").write_text(json.dumps({
+        "version": 1, "signatures": [{"inputs": [], "a\nb": 1}]}))
     (tmp_path / "truncated.pt").write_bytes(CHAIN.read_bytes()[:3000])
     flipped = bytearray(CHAIN.read_bytes())
     with zipfile.ZipFile(CHAIN) as archive:  # 50 bits in the first weight

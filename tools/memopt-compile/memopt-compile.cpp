@@ -79,6 +79,13 @@ static cl::opt<std::string> gradBuffers(
              "follows this PyTorch's zero_grad() default"),
     cl::value_desc("auto|resident|allocated"), cl::init("auto"),
     cl::cat(category));
+static cl::opt<int64_t> worldSize(
+    "world-size",
+    cl::desc("Data-parallel processes (DistributedDataParallel) training "
+             "the model, each on the batch --input-shape gives: budget, plan "
+             "and peak are per process, resident bytes include DDP's "
+             "gradient buckets (default 1)"),
+    cl::value_desc("N"), cl::init(1), cl::cat(category));
 static cl::opt<std::string> kernelWorkspaces(
     "kernel-workspaces",
     cl::desc("Where kernels' transient buffers come from: probe (run each "
@@ -136,8 +143,12 @@ int main(int argc, char **argv) {
           "model (docs/compile.md)\n",
           &parseStream)) {
     // llvm::cl's message is "<tool>: <what>.  Try: ..." plus hints: one
-    // line in memopt's format instead.
+    // line in memopt's format instead. A value its parser refuses
+    // ("'two' value invalid for long argument") was printed already, as
+    // one line, straight to stderr: nothing to add.
     llvm::StringRef message = llvm::StringRef(parseErrors).trim();
+    if (message.empty())
+      return 1;
     message = message.split('\n').first;
     if (auto [tool, rest] = message.split(": ");
         !rest.empty() && !tool.contains(' '))
@@ -164,6 +175,7 @@ int main(int argc, char **argv) {
   options.offloadBandwidthGBps = offloadBandwidth;
   options.gradBuffers = gradBuffers;
   options.kernelWorkspaces = kernelWorkspaces;
+  options.worldSize = worldSize;
   options.checkpoint.assign(checkpoint.begin(), checkpoint.end());
   options.noCheckpoint.assign(noCheckpoint.begin(), noCheckpoint.end());
   options.assumeBinary.assign(assumeBinary.begin(), assumeBinary.end());

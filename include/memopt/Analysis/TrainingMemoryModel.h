@@ -63,9 +63,13 @@ TrainingDevice getTrainingDevice(Operation *op);
 /// bytes themselves on the CPU).
 int64_t getAllocatedBytes(int64_t bytes, TrainingDevice device);
 
+/// Data-parallel processes stamped on `op` or its nearest ancestor as
+/// `memopt.world_size` (1 if none).
+int64_t getWorldSize(Operation *op);
+
 /// Stamps `copy` (a detached scratch copy of, or function made from, part
-/// of `original`) with `original`'s gradient-buffer mode and device, so
-/// that models of it agree.
+/// of `original`) with `original`'s gradient-buffer mode, device and world
+/// size, so that models of it agree.
 void inheritModelStamps(Operation *original, Operation *copy);
 
 struct TrainingMemoryOptions {
@@ -81,6 +85,11 @@ struct TrainingMemoryOptions {
   /// unstrided 1x1 convolutions without oneDNN only on one thread.
   int intraOpThreads = 1;
   TrainingDevice device = TrainingDevice::CPU;
+  /// Data-parallel processes (DistributedDataParallel). Above one, each
+  /// process also holds DDP's gradient buckets: a flat copy of every
+  /// trainable parameter's gradient, allocated when DDP wraps the model
+  /// (gradient_as_bucket_view=False, DDP's default), so resident.
+  int64_t worldSize = 1;
 };
 
 class TrainingMemoryModel {
@@ -113,8 +122,11 @@ public:
   /// Bytes live at the end of forward (saved tensors and outputs).
   int64_t getEndOfForwardBytes() const { return endOfForwardBytes; }
   /// Parameters, buffers and inputs, plus one gradient per trainable param
-  /// when gradient buffers are resident.
+  /// when gradient buffers are resident, plus DDP's gradient buckets with
+  /// a world size above one.
   int64_t getResidentBytes() const { return residentBytes; }
+  /// DDP's gradient buckets (in getResidentBytes; 0 for one process).
+  int64_t getGradientBucketBytes() const { return gradientBucketBytes; }
   /// Ops with tensor results that the saved-tensor table does not know (they
   /// are modelled as saving every tensor operand and result) or whose
   /// tensors have dynamic shapes.
@@ -128,6 +140,7 @@ private:
   llvm::DenseSet<Value> nonContiguous;
   SmallVector<Operation *> unknownOps;
   int64_t peakBytes = 0, endOfForwardBytes = 0, residentBytes = 0;
+  int64_t gradientBucketBytes = 0;
   unsigned peakIndex = ~0u;
 };
 

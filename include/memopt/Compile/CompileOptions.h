@@ -33,6 +33,10 @@ inline constexpr llvm::StringLiteral kSpecializePassName =
 /// `x:8x3x32x32,y:8:i64`: the specs of one signature in `--spec` syntax.
 std::string formatSignature(llvm::ArrayRef<InputSpec> inputs);
 
+/// The largest --world-size (torch.distributed ranks are int32; a million
+/// processes is beyond any job memopt plans for).
+inline constexpr int64_t kMaxWorldSize = 1 << 20;
+
 struct CompileOptions {
   std::string inputPath;
   /// The compiled `.pt` ("-": stdout; empty: none, allowed with analyzeOnly
@@ -63,6 +67,10 @@ struct CompileOptions {
   /// PyTorch on this CPU and uses what it allocated; `model` uses the
   /// formulas (PyTorch 1.13's oneDNN); `auto`: probe for --device cpu.
   std::string kernelWorkspaces = "auto";
+  /// Data-parallel processes (DDP) training the model, each on the batch
+  /// the input shapes give: the plan, budget and peak are per process, and
+  /// its resident bytes hold DDP's gradient buckets when above one.
+  int64_t worldSize = 1;
   std::vector<std::string> checkpoint;
   std::vector<std::string> noCheckpoint;
   std::vector<std::string> assumeBinary;

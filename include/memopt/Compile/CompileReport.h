@@ -36,6 +36,8 @@ struct MemoryPrediction {
   int64_t peakBytes = 0;
   int64_t residentBytes = 0;
   int64_t endOfForwardBytes = 0;
+  /// DDP's gradient buckets, part of residentBytes (world size above one).
+  int64_t gradientBucketBytes = 0;
   /// Where the peak is reached.
   std::string peakOp, peakModulePath, peakPhase;
   /// Bytes saved for backward per module path, largest first (at most 10).
@@ -139,6 +141,8 @@ struct CompileReport {
   std::string budget, prefer, device, fallback;
   /// "resident" or "allocated" (TrainingMemoryOptions::gradBuffers).
   std::string gradBuffers = "resident";
+  /// Data-parallel processes; budgets, plans and peaks are per process.
+  int64_t worldSize = 1;
   KernelWorkspaceReport kernelWorkspaces;
   /// The PyTorch (LibTorch) the compiler and its tables were built for.
   std::string torchVersion;

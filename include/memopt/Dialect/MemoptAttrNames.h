@@ -37,6 +37,10 @@ inline constexpr llvm::StringLiteral kShapeAssumesAttrName =
 /// Module or function: "resident" or "allocated" (.grad buffers).
 inline constexpr llvm::StringLiteral kGradBuffersAttrName =
     "memopt.grad_buffers";
+/// Module or function: how many data-parallel processes train the model
+/// (i64, absent: one). Each holds DistributedDataParallel's gradient
+/// buckets beside its parameters.
+inline constexpr llvm::StringLiteral kWorldSizeAttrName = "memopt.world_size";
 /// Module or function: "cpu" or "cuda", where training runs.
 inline constexpr llvm::StringLiteral kTrainingDeviceAttrName = "memopt.device";
 /// Module or function: module paths whose outputs the user asserts hold

@@ -1,7 +1,8 @@
 //===- Budget.h - memory budgets and byte counts for humans -----*- C++ -*-===//
 //
-// `--budget` accepts bytes (`123456`, `800MB`, `1.5GiB`: B, KB, MB, GB, TB
-// are powers of 1000, KiB, MiB, GiB, TiB powers of 1024; case-insensitive)
+// `--budget` accepts bytes (`123456`, `800MB`, `1.5GiB`: B, KB, MB, GB, TB,
+// PB are powers of 1000, KiB, MiB, GiB, TiB, PiB powers of 1024;
+// case-insensitive)
 // or a percentage of the predicted baseline peak (`40%`).
 //
 //===----------------------------------------------------------------------===//

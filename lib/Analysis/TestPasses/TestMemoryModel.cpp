@@ -46,6 +46,7 @@ struct TestMemoryModelPass
         return;
       options.gradBuffers = getGradBuffers(func);
       options.device = getTrainingDevice(func);
+      options.worldSize = getWorldSize(func);
       TrainingMemoryModel model(func, options);
       os << "memory-model @" << func.getSymName() << "\n";
       func.walk([&](Operation *op) {
@@ -63,6 +64,8 @@ struct TestMemoryModelPass
       }
       os << "  end-of-forward " << model.getEndOfForwardBytes() << "\n";
       os << "  resident " << model.getResidentBytes() << "\n";
+      if (int64_t buckets = model.getGradientBucketBytes())
+        os << "  gradient-buckets " << buckets << "\n";
       os << "  peak " << model.predictPeak();
       if (const TimelineEntry *peak = model.getPeakEntry())
         os << " at " << stringifyMemoryPhase(peak->phase) << " "

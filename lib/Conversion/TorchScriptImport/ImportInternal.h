@@ -26,6 +26,7 @@
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/ir/ir.h>
 
+#include <csignal>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,6 +66,21 @@ std::string describeTorchException(const std::exception &error);
 /// Node attribute holding the module path of inlined code ("features.3").
 inline const c10::Symbol kModulePathAttr =
     c10::Symbol::attr("memopt_module_path");
+
+/// While alive, a fatal signal (LibTorch crashing on a damaged archive)
+/// prints one line naming the archive and exits 1 (LoaderCrashGuard.cpp;
+/// off with setLoaderCrashGuard(false)).
+class LoaderCrashGuard {
+public:
+  explicit LoaderCrashGuard(llvm::StringRef displayName);
+  ~LoaderCrashGuard();
+  LoaderCrashGuard(const LoaderCrashGuard &) = delete;
+  LoaderCrashGuard &operator=(const LoaderCrashGuard &) = delete;
+
+private:
+  std::vector<struct sigaction> previous;
+  bool installed = false;
+};
 
 /// Loads an archive from memory; throws ImportError with a message that says
 /// what is wrong with the file (not a zip, corrupt, not TorchScript...).

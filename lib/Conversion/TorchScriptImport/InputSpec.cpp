@@ -1,5 +1,6 @@
 //===- InputSpec.cpp - `x:8x3x224x224[:f32]` specs and signatures ---------===//
 #include "memopt/Conversion/TorchScriptImport.h"
+#include "memopt/Support/QuotedText.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -16,7 +17,7 @@ static constexpr int64_t kMaxElements = int64_t(1) << 40;
 llvm::FailureOr<InputSpec> mlir::memopt::parseInputSpec(llvm::StringRef text,
                                                         std::string &error) {
   auto fail = [&](const llvm::Twine &why) {
-    error = ("invalid input spec '" + text + "': " + why +
+    error = ("invalid input spec " + quoted(text) + ": " + why +
              " (expected name:D0xD1x...[:dtype], e.g. x:8x3x224x224:f32)")
                 .str();
     return llvm::failure();
@@ -44,7 +45,8 @@ llvm::FailureOr<InputSpec> mlir::memopt::parseInputSpec(llvm::StringRef text,
       int64_t dim;
       if (size.empty() || !llvm::all_of(size, llvm::isDigit) ||
           size.getAsInteger(10, dim))
-        return fail("dimension '" + size + "' is not a non-negative integer");
+        return fail("dimension " + quoted(size) +
+                    " is not a non-negative integer");
       if (dim > kMaxElements || (dim > 0 && elements > kMaxElements / dim))
         return fail("the shape has more than 2^40 elements");
       elements *= dim;
@@ -55,8 +57,8 @@ llvm::FailureOr<InputSpec> mlir::memopt::parseInputSpec(llvm::StringRef text,
   if (parts.size() == 3) {
     llvm::StringRef dtype = parts[2].trim();
     if (!llvm::is_contained(kDTypes, dtype))
-      return fail("unknown dtype '" + dtype +
-                  "' (one of f32, f16, bf16, f64, i64, i32, i1)");
+      return fail("unknown dtype " + quoted(dtype) +
+                  " (one of f32, f16, bf16, f64, i64, i32, i1)");
     spec.dtype = dtype.str();
   }
   return spec;
@@ -65,7 +67,7 @@ llvm::FailureOr<InputSpec> mlir::memopt::parseInputSpec(llvm::StringRef text,
 llvm::FailureOr<InputSignature>
 mlir::memopt::parseSignatureSpec(llvm::StringRef text, std::string &error) {
   auto fail = [&](const llvm::Twine &why) {
-    error = ("invalid signature '" + text + "': " + why +
+    error = ("invalid signature " + quoted(text) + ": " + why +
              " (expected spec,spec,...[;count=N][;budget=S][;passthrough], "
              "e.g. x:8x3x224x224;count=37)")
                 .str();
@@ -83,7 +85,7 @@ mlir::memopt::parseSignatureSpec(llvm::StringRef text, std::string &error) {
     std::string specError;
     llvm::FailureOr<InputSpec> spec = parseInputSpec(part.trim(), specError);
     if (failed(spec)) {
-      error = "in signature '" + text.str() + "': " + specError;
+      error = "in signature " + quoted(text.str()) + ": " + specError;
       return llvm::failure();
     }
     signature.inputs.push_back(std::move(*spec));
@@ -99,7 +101,8 @@ mlir::memopt::parseSignatureSpec(llvm::StringRef text, std::string &error) {
       seenCount = true;
       if (value.empty() || !llvm::all_of(value, llvm::isDigit) ||
           value.getAsInteger(10, signature.count))
-        return fail("count '" + value + "' is not a non-negative integer");
+        return fail("count " + quoted(value) +
+                    " is not a non-negative integer");
     } else if (key == "budget") {
       if (seenBudget)
         return fail("'budget' is given twice");
@@ -110,7 +113,7 @@ mlir::memopt::parseSignatureSpec(llvm::StringRef text, std::string &error) {
     } else if (key == "passthrough" && !field.contains('=')) {
       signature.passthrough = true;
     } else {
-      return fail("unknown setting '" + field.trim() + "'");
+      return fail("unknown setting " + quoted(field.trim()) + "");
     }
   }
   return signature;

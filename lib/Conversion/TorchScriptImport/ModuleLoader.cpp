@@ -133,6 +133,7 @@ mlir::memopt::detail::loadSharedSource(llvm::StringRef bytes,
                                        llvm::StringRef name) {
   checkArchive(bytes, name);
   try {
+    LoaderCrashGuard guard(name);
     return torch::jit::load(std::make_shared<BufferReader>(bytes));
   } catch (const std::exception &) {
     return std::nullopt; // loadTorchScriptArchive says why, or maps to CPU
@@ -253,6 +254,7 @@ mlir::memopt::detail::loadTorchScriptArchive(llvm::StringRef bytes,
                                              llvm::StringRef name) {
   checkArchive(bytes, name);
   try {
+    LoaderCrashGuard guard(name);
     return torch::jit::load(std::make_shared<BufferReader>(bytes),
                             c10::Device(c10::kCPU));
   } catch (const std::exception &error) {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Conversion/TorchScriptImport.h"
+#include "memopt/Support/QuotedText.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
@@ -29,7 +30,7 @@ public:
 
   bool fail(const std::string &path, const llvm::Twine &why) {
     if (error.empty())
-      error = ("'" + displayName + "': " + path + " " + why).str();
+      error = (quoted(displayName) + ": " + path + " " + why).str();
     return false;
   }
 
@@ -61,7 +62,7 @@ public:
     for (const std::string &key : keys)
       if (!llvm::is_contained(allowed, key))
         return fail(path.empty() ? "the top level" : path,
-                    "has unknown key '" + key + "' (expected " +
+                    "has unknown key " + quoted(key) + " (expected " +
                         llvm::join(allowed, ", ") + ")");
     return true;
   }
@@ -122,7 +123,7 @@ public:
       if (!name || !llvm::is_contained(kDTypes, *name))
         return fail(
             path + ".dtype",
-            (name ? "is '" + name->str() + "'" : "is " + kindOf(*dtype)) +
+            (name ? "is " + quoted(name->str()) : "is " + kindOf(*dtype)) +
                 ", expected one of f32, f16, bf16, f64, i64, i32, i1");
       spec.dtype = name->str();
     }
@@ -150,7 +151,8 @@ public:
       if (!readInput(input, inputPath, spec))
         return false;
       if (!names.insert(spec.name).second)
-        return fail(inputPath + ".name", "repeats input '" + spec.name + "'");
+        return fail(inputPath + ".name",
+                    "repeats input " + quoted(spec.name) + "");
       signature.inputs.push_back(std::move(spec));
     }
     if (const json::Value *count = object->get("count")) {
@@ -233,8 +235,8 @@ llvm::FailureOr<std::vector<InputSignature>> mlir::memopt::parseSignatureJSON(
     llvm::StringRef text, llvm::StringRef displayName, std::string &error) {
   llvm::Expected<json::Value> root = json::parse(text);
   if (!root) {
-    error = "'" + displayName.str() +
-            "' is not valid JSON: " + llvm::toString(root.takeError());
+    error = quoted(displayName.str()) +
+            " is not valid JSON: " + llvm::toString(root.takeError());
     return llvm::failure();
   }
   Reader reader(displayName);
@@ -250,8 +252,8 @@ llvm::FailureOr<std::vector<InputSignature>>
 mlir::memopt::readSignatureFile(llvm::StringRef path, std::string &error) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer) {
-    error = "cannot open signature file '" + path.str() +
-            "': " + buffer.getError().message();
+    error = "cannot open signature file " + quoted(path.str()) + ": " +
+            buffer.getError().message();
     return llvm::failure();
   }
   return parseSignatureJSON((*buffer)->getBuffer(), path, error);

@@ -1,0 +1,88 @@
+# memopt_add_model(<target> MODEL <model.pt> INPUT_SHAPE <spec>...
+#                  [SPEC <signature>...] [BUDGET <b> | PREFER <p>]
+#                  [DEVICE cpu|cuda] [OPTIONS <memopt-compile arguments>...])
+#
+# Runs memopt-compile at build time (an ahead-of-time compile step):
+#   ${CMAKE_CURRENT_BINARY_DIR}/<target>.memopt.pt    the compiled module
+#   ${CMAKE_CURRENT_BINARY_DIR}/<target>.report.json  its report
+#   ${CMAKE_CURRENT_BINARY_DIR}/<target>_memopt.h     what a training
+#       program needs: the compiled module's path, its signatures, the
+#       predicted baseline and planned peaks
+# and makes <target> an INTERFACE library that links memopt::runtime (a
+# program must load the runtime before torch::jit::load of the module) and
+# puts the header on the include path. The compile re-runs when the model,
+# the options or memopt-compile change, and not otherwise.
+include_guard(GLOBAL)
+
+set(_memopt_header_script "${CMAKE_CURRENT_LIST_DIR}/memoptModelHeader.cmake")
+
+function(memopt_add_model target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL;BUDGET;PREFER;DEVICE"
+                        "INPUT_SHAPE;SPEC;OPTIONS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "memopt_add_model(${target}): unknown arguments "
+                        "${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_MODEL)
+    message(FATAL_ERROR "memopt_add_model(${target}): MODEL <model.pt> is required")
+  endif()
+  if(NOT arg_INPUT_SHAPE AND NOT arg_SPEC)
+    message(FATAL_ERROR "memopt_add_model(${target}): give INPUT_SHAPE or SPEC")
+  endif()
+  if(arg_BUDGET AND arg_PREFER)
+    message(FATAL_ERROR "memopt_add_model(${target}): BUDGET and PREFER exclude each other")
+  endif()
+  if(NOT TARGET memopt::compile)
+    message(FATAL_ERROR "memopt_add_model(${target}): this memopt has no "
+                        "compiler (a runtime-only installation)")
+  endif()
+  get_filename_component(model "${arg_MODEL}" ABSOLUTE)
+
+  set(args "${model}")
+  foreach(spec IN LISTS arg_INPUT_SHAPE)
+    list(APPEND args --input-shape "${spec}")
+  endforeach()
+  foreach(spec IN LISTS arg_SPEC)
+    list(APPEND args --spec "${spec}")
+  endforeach()
+  if(arg_BUDGET)
+    list(APPEND args --budget "${arg_BUDGET}")
+  endif()
+  if(arg_PREFER)
+    list(APPEND args --prefer "${arg_PREFER}")
+  endif()
+  if(arg_DEVICE)
+    list(APPEND args --device "${arg_DEVICE}")
+  endif()
+  list(APPEND args ${arg_OPTIONS})
+
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}")
+  set(compiled "${dir}/${target}.memopt.pt")
+  set(report "${dir}/${target}.report.json")
+  set(header "${dir}/${target}_memopt.h")
+  # The options as a file whose content changes only when they do: the
+  # compile depends on it (configure_file leaves an unchanged file alone).
+  set(stamp "${dir}/${target}.memopt-options")
+  string(REPLACE ";" "\n" options_text "${args}")
+  file(CONFIGURE OUTPUT "${stamp}" CONTENT "${options_text}\n")
+
+  add_custom_command(
+    OUTPUT "${compiled}" "${report}" "${header}"
+    COMMAND memopt::compile ${args} -o "${compiled}" --report "${report}"
+    COMMAND "${CMAKE_COMMAND}" -DREPORT=${report} -DHEADER=${header}
+            -DCOMPILED=${compiled} -DNAME=${target}
+            -P "${_memopt_header_script}"
+    DEPENDS "${model}" "${stamp}" memopt::compile "${_memopt_header_script}"
+    COMMENT "memopt: compiling ${arg_MODEL} for ${target}"
+    VERBATIM)
+  add_custom_target(${target}_memopt_compile DEPENDS "${compiled}" "${header}")
+  add_library(${target} INTERFACE)
+  add_dependencies(${target} ${target}_memopt_compile)
+  target_include_directories(${target} INTERFACE "${dir}")
+  target_link_libraries(${target} INTERFACE memopt::runtime)
+  # The runtime registers its ops when loaded; a program that calls none of
+  # its functions would lose it to --as-needed and fail at torch::jit::load.
+  target_link_options(${target} INTERFACE "LINKER:--no-as-needed")
+  set_target_properties(${target} PROPERTIES
+    MEMOPT_COMPILED_MODULE "${compiled}" MEMOPT_REPORT "${report}")
+endfunction()
