@@ -8,10 +8,12 @@
 # module), parser (--budget, --input-shape, --spec, signature files, whole
 # option sets), or all (SECONDS each). Builds build-fuzz/ with clang-14,
 # libFuzzer, ASan and UBSan (installed with apt when missing). Seeds: the
-# corpus kept in test/fuzz/TARGET/ plus, for import, the lit tests' models
-# and, for mlir and report, every lit test's .mlir split at `// -----`.
-# What the run finds grows build-fuzz/fuzz/TARGET/corpus; --keep-corpus
-# merges the inputs that add coverage into test/fuzz/TARGET/. Findings
+# corpus kept in test/fuzz/TARGET.tar.xz plus, for import, the lit tests'
+# models and, for mlir and report, every lit test's .mlir split at
+# `// -----`. What the run finds grows build-fuzz/fuzz/TARGET/corpus;
+# --keep-corpus merges the inputs that add coverage into the kept corpus
+# and writes test/fuzz/TARGET.tar.xz again (xz: the text corpora shrink
+# 50-fold). Findings
 # (crash-*, timeout-*, oom-*, leak-*) land in build-fuzz/fuzz/TARGET/ and
 # fail the run.
 set -euo pipefail
@@ -58,8 +60,11 @@ status=0
 for t in "${targets[@]}"; do
   cmake --build "$build" --target "memopt-$t-fuzzer"
   work=$build/fuzz/$t
-  kept=$repo/test/fuzz/$t
+  archive=$repo/test/fuzz/$t.tar.xz
+  kept=$work/kept
+  rm -rf "$kept"
   mkdir -p "$work/corpus" "$work/seeds" "$kept"
+  if [ -f "$archive" ]; then tar -xJf "$archive" -C "$kept"; fi
   seeds=("$kept" "$work/seeds")
   max_len=16384
   extra=()
@@ -103,7 +108,10 @@ for t in "${targets[@]}"; do
   fi
   if ((keep)); then
     (cd "$work" && ASAN_OPTIONS=$options "$build/bin/memopt-$t-fuzzer" \
-      -merge=1 -max_len="$max_len" "$kept" "$work/corpus" 2>&1 | tail -2)
+      -merge=1 -max_len="$max_len" "$kept" "$work/corpus" 2>&1 | tail -1)
+    tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
+      -cJf "$archive" -C "$kept" .
+    echo "fuzz: kept $(ls "$kept" | wc -l) inputs in $archive"
   fi
 done
 exit $status

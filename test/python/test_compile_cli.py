@@ -380,9 +380,14 @@ def test_signature_file_and_strict(tmp_path):
      "count '3\\x01' is not a non-negative integer"),
     (["{chain}", "-o", "{tmp}/o.pt", "--signatures", "{tmp}/newline.json"],
      "has unknown key 'a\\nb'"),
+    # A signature without inputs (the parser fuzzer's): as --spec refuses.
+    (["{chain}", "-o", "{tmp}/o.pt", "--signatures", "{tmp}/no_inputs.json"],
+     "signatures[0].inputs is empty, expected at least one input"),
 ])
 def test_bad_input_is_one_line(tmp_path, args, expected):
     (tmp_path / "garbage.pt").write_text("not a zip\n")
+    (tmp_path / "no_inputs.json").write_text(json.dumps({
+        "version": 1, "signatures": [{"inputs": [], "count": 3}]}))
     (tmp_path / "newline.json").write_text(json.dumps({
         "version": 1, "signatures": [{"inputs": [], "a\nb": 1}]}))
     (tmp_path / "truncated.pt").write_bytes(CHAIN.read_bytes()[:3000])

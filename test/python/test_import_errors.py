@@ -195,7 +195,8 @@ def test_success_prints_ir_only():
 
 @pytest.mark.parametrize("name", [
     "damaged_debug_info_huge_alloc.pt", "damaged_pickle_huge_string.pt",
-    "damaged_record_25gb_alloc.pt", "damaged_code_class_constant.pt"])
+    "damaged_record_25gb_alloc.pt", "damaged_code_class_constant.pt",
+    "damaged_code_token.pt"])
 @pytest.mark.parametrize("specs", [[], ["x:2x3x8x8"]])
 def test_fuzzer_findings_do_not_crash(name, specs):
     args = [arg for spec in specs for arg in ("--input-shape", spec)]

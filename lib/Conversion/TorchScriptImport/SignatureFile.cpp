@@ -144,6 +144,10 @@ public:
     if (!list)
       return fail(path + ".inputs",
                   "is " + kindOf(*inputs) + ", expected an array of inputs");
+    // As --spec: a signature names at least one input (no inputs would
+    // mean "no shapes", an unplanned import; found by the parser fuzzer).
+    if (list->empty())
+      return fail(path + ".inputs", "is empty, expected at least one input");
     std::set<std::string> names;
     for (auto [index, input] : llvm::enumerate(*list)) {
       std::string inputPath = path + ".inputs[" + std::to_string(index) + "]";
