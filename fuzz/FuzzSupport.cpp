@@ -9,6 +9,14 @@
 
 using namespace mlir;
 
+/// The dialects memopt-opt registers.
+static void initContext(MLIRContext &context) {
+  DialectRegistry registry;
+  registry.insert<memopt::MemoptDialect, func::FuncDialect>();
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
 OwningOpRef<ModuleOp> memopt_fuzz::readModule(llvm::StringRef bytes,
                                               MLIRContext &context,
                                               const ErrorCounter &errors) {
@@ -28,11 +36,4 @@ memopt_fuzz::ModuleInput::ModuleInput(const uint8_t *data, size_t size) {
   module =
       readModule(llvm::StringRef(reinterpret_cast<const char *>(data), size),
                  context, errors);
-}
-
-void memopt_fuzz::initContext(MLIRContext &context) {
-  DialectRegistry registry;
-  registry.insert<memopt::MemoptDialect, func::FuncDialect>();
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
 }

@@ -53,9 +53,6 @@ mlir::OwningOpRef<mlir::ModuleOp> readModule(llvm::StringRef bytes,
                                              mlir::MLIRContext &context,
                                              const ErrorCounter &errors);
 
-/// A context with the dialects memopt-opt registers, threading off.
-void initContext(mlir::MLIRContext &context);
-
 /// One fuzz input read as a module: a context with memopt-opt's dialects
 /// (threading off), its errors counted, and readModule's result.
 struct ModuleInput {

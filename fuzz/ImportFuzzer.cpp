@@ -5,6 +5,8 @@
 // or a failed import that does not emit exactly one error diagnostic.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzSupport.h"
+
 #include "memopt/Conversion/TorchScriptImport.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -26,12 +28,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext context(MLIRContext::Threading::DISABLED);
-  int errors = 0;
-  ScopedDiagnosticHandler count(&context, [&](Diagnostic &diagnostic) {
-    if (diagnostic.getSeverity() == DiagnosticSeverity::Error)
-      ++errors;
-    return success();
-  });
+  memopt_fuzz::ErrorCounter counter(context);
   memopt::ImportOptions options;
   // Odd sizes also run the shape probe (every seed model takes one input;
   // the wrong shape for a model is itself an interesting error path).
@@ -40,6 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
   OwningOpRef<ModuleOp> module =
       memopt::importTorchScriptBuffer(bytes, "fuzz.pt", options, &context);
+  int errors = counter.count();
   if ((!module && errors != 1) || (module && errors != 0)) {
     std::fprintf(stderr, "import %s with %d error diagnostics\n",
                  module ? "succeeded" : "failed", errors);

@@ -287,7 +287,7 @@ void mlir::memopt::inheritModelStamps(Operation *original, Operation *copy) {
         IntegerAttr::get(IntegerType::get(copy->getContext(), 64), worldSize));
 }
 
-static TrainingMemoryOptions getStampedOptions(Operation *op) {
+TrainingMemoryOptions mlir::memopt::getStampedMemoryOptions(Operation *op) {
   TrainingMemoryOptions options;
   options.gradBuffers = getGradBuffers(op);
   options.device = getTrainingDevice(op);
@@ -296,7 +296,7 @@ static TrainingMemoryOptions getStampedOptions(Operation *op) {
 }
 
 TrainingMemoryModel::TrainingMemoryModel(Operation *op)
-    : TrainingMemoryModel(op, getStampedOptions(op)) {}
+    : TrainingMemoryModel(op, getStampedMemoryOptions(op)) {}
 
 TrainingMemoryModel::TrainingMemoryModel(Operation *op,
                                          const TrainingMemoryOptions &options) {

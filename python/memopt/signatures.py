@@ -221,7 +221,7 @@ def collect_signatures(model: nn.Module, sample_input, specs) -> Signatures:
                     raise InputError(f"cannot read signature file '{text}': "
                                      f"{e.strerror}") from None
                 files.append((f"signatures{len(files)}.json", content))
-            elif _spec_inputs(text) not in counts:
+            elif ";" in text or _spec_inputs(text) not in counts:
                 spec_args.append(text)
             # else: a plain spec of a sample's shapes (each DDP rank passing
             # every rank's batch as specs and its own as the sample): the
@@ -239,13 +239,10 @@ def collect_signatures(model: nn.Module, sample_input, specs) -> Signatures:
 
 
 def _spec_inputs(text: str) -> Optional[Tuple[InputShape, ...]]:
-    """The inputs of a `--spec` string without settings
-    (`x:8x3x32x32,m:8:i64`), or None (settings, or text memopt-compile
-    will judge)."""
-    if ";" in text:
-        return None
+    """The inputs of a `--spec` string (`x:8x3x32x32,m:8:i64[;settings]`),
+    or None for text memopt-compile will judge."""
     inputs = []
-    for part in text.split(","):
+    for part in text.split(";")[0].split(","):
         fields = part.strip().split(":")
         if len(fields) not in (2, 3):
             return None
@@ -262,20 +259,14 @@ def _example_from_spec(spec_args: List[str],
                        files: List[Tuple[str, str]]) -> Optional[Sample]:
     """Inputs of the first signature (for tracing a model that does not
     script): zeros for integer inputs, standard normal for floats."""
-    inputs = []
     if spec_args:
-        for part in spec_args[0].split(";")[0].split(","):
-            fields = part.split(":")
-            if len(fields) < 2:
-                return None
-            try:
-                shape = [int(s) for s in fields[1].split("x") if s]
-            except ValueError:
-                return None
-            dtype = _DTYPE_OF_NAME.get(fields[2] if len(fields) > 2 else "f32")
-            if dtype is None:
-                return None
-            inputs.append((fields[0], shape, dtype))
+        shapes = _spec_inputs(spec_args[0])
+        if shapes is None:
+            return None
+        inputs = [(i.name, list(i.shape), _DTYPE_OF_NAME.get(i.dtype))
+                  for i in shapes]
+        if any(dtype is None for _, _, dtype in inputs):
+            return None
     else:
         try:
             first = json.loads(files[0][1])["signatures"][0]["inputs"]

@@ -92,6 +92,10 @@ struct TrainingMemoryOptions {
   int64_t worldSize = 1;
 };
 
+/// Default options with what is stamped on `op` or its ancestors: the
+/// gradient-buffer mode, the device and the world size.
+TrainingMemoryOptions getStampedMemoryOptions(Operation *op);
+
 class TrainingMemoryModel {
 public:
   /// For getAnalysis<>: `op` is a func.func; the gradient-buffer mode and

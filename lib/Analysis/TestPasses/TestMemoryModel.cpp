@@ -37,16 +37,13 @@ struct TestMemoryModelPass
       SavedTensorTable::get().print(os);
       return;
     }
-    TrainingMemoryOptions options;
-    options.countOutputGradients = countOutputGradients;
-    options.kernelWorkspaces = kernelWorkspaces;
-    options.intraOpThreads = threads;
     getOperation().walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
-      options.gradBuffers = getGradBuffers(func);
-      options.device = getTrainingDevice(func);
-      options.worldSize = getWorldSize(func);
+      TrainingMemoryOptions options = getStampedMemoryOptions(func);
+      options.countOutputGradients = countOutputGradients;
+      options.kernelWorkspaces = kernelWorkspaces;
+      options.intraOpThreads = threads;
       TrainingMemoryModel model(func, options);
       os << "memory-model @" << func.getSymName() << "\n";
       func.walk([&](Operation *op) {

@@ -113,7 +113,7 @@ mlir::memopt::parseSignatureSpec(llvm::StringRef text, std::string &error) {
     } else if (key == "passthrough" && !field.contains('=')) {
       signature.passthrough = true;
     } else {
-      return fail("unknown setting " + quoted(field.trim()) + "");
+      return fail("unknown setting " + quoted(field.trim()));
     }
   }
   return signature;

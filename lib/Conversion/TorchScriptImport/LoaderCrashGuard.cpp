@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "ImportInternal.h"
 
+#include "memopt/Support/QuotedText.h"
+
 #include <algorithm>
 #include <csignal>
 #include <cstring>
@@ -36,14 +38,13 @@ mlir::memopt::detail::LoaderCrashGuard::LoaderCrashGuard(
     llvm::StringRef displayName) {
   if (!guardEnabled)
     return;
-  std::string text =
-      ("memopt: error: cannot load TorchScript archive '" + displayName +
-       "': LibTorch crashed reading it (its TorchScript code "
-       "or pickled data are damaged)\n")
-          .str();
+  std::string text = "memopt: error: cannot load TorchScript archive " +
+                     quoted(displayName) +
+                     ": LibTorch crashed reading it (its TorchScript code "
+                     "or pickled data are damaged)\n";
   messageLength = std::min(text.size(), sizeof(message));
   std::memcpy(message, text.data(), messageLength);
-  message[sizeof(message) - 1] = '\n';
+  message[messageLength - 1] = '\n'; // still one line when truncated
   struct sigaction action = {};
   action.sa_handler = reportLoaderCrash;
   action.sa_flags = SA_ONSTACK; // LLVM's alternate stack, on stack overflow

@@ -155,8 +155,7 @@ public:
       if (!readInput(input, inputPath, spec))
         return false;
       if (!names.insert(spec.name).second)
-        return fail(inputPath + ".name",
-                    "repeats input " + quoted(spec.name) + "");
+        return fail(inputPath + ".name", "repeats input " + quoted(spec.name));
       signature.inputs.push_back(std::move(spec));
     }
     if (const json::Value *count = object->get("count")) {
