@@ -1,7 +1,8 @@
 # `cmake --install build --prefix P` installs what a training script needs,
 # together:
 #   P/bin/memopt-compile, memopt-opt, memopt-translate   (with the compiler)
-#   P/lib/libmemopt_runtime.so, P/include/memopt/Runtime/*.h
+#   P/lib/libmemopt_runtime.so, P/include/memopt/Runtime/*.h (and the
+#     launch stubs' LaunchStubDevice.cuh)
 #   P/lib/cmake/memopt/                                  the CMake package
 #   P/<MEMOPT_PYTHON_INSTALL_DIR>/memopt/                 the Python package
 # and writes memopt/_paths.py there with the relative locations of bin/ and
@@ -30,7 +31,7 @@ install(TARGETS memopt_runtime EXPORT memoptTargets
         LIBRARY DESTINATION lib COMPONENT memopt)
 install(DIRECTORY ${MEMOPT_SOURCE_DIR}/include/memopt/Runtime
         DESTINATION include/memopt COMPONENT memopt
-        FILES_MATCHING PATTERN "*.h")
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh")
 if(MEMOPT_BUILD_COMPILER)
   # Installed tools keep finding libMLIR (/usr/lib/llvm-19/lib is not on
   # the loader's path): the link directories outside the build go into

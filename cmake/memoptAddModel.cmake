@@ -1,6 +1,7 @@
 # memopt_add_model(<target> MODEL <model.pt> INPUT_SHAPE <spec>...
 #                  [SPEC <signature>...] [BUDGET <b> | PREFER <p>]
-#                  [DEVICE cpu|cuda] [OPTIONS <memopt-compile arguments>...])
+#                  [DEVICE cpu|cuda] [NO_STUBS]
+#                  [OPTIONS <memopt-compile arguments>...])
 #
 # Runs memopt-compile at build time (an ahead-of-time compile step):
 #   ${CMAKE_CURRENT_BINARY_DIR}/<target>.memopt.pt    the compiled module
@@ -8,16 +9,23 @@
 #   ${CMAKE_CURRENT_BINARY_DIR}/<target>_memopt.h     what a training
 #       program needs: the compiled module's path, its signatures, the
 #       predicted baseline and planned peaks
-# and makes <target> an INTERFACE library that links memopt::runtime (a
-# program must load the runtime before torch::jit::load of the module) and
-# puts the header on the include path. The compile re-runs when the model,
-# the options or memopt-compile change, and not otherwise.
+#   ${CMAKE_CURRENT_BINARY_DIR}/<target>_stubs/<model>.stubs.cpp  the
+#       launch stubs of its plan sites (memopt-compile --emit-stubs)
+# and makes <target> a shared library of the compiled stubs that links
+# memopt::runtime and puts the header on the include path. Linking it loads
+# the runtime (a program must, before torch::jit::load of the module) and
+# registers the stubs, which the compiled module then calls instead of the
+# generic compression kernels (docs/launch-stubs.md). The stubs are CUDA
+# sources too when the project enabled CUDA and DEVICE is cuda. NO_STUBS
+# makes <target> an INTERFACE library with the runtime and the header only.
+# The compile re-runs when the model, the options or memopt-compile change,
+# and not otherwise.
 include_guard(GLOBAL)
 
 set(_memopt_header_script "${CMAKE_CURRENT_LIST_DIR}/memoptModelHeader.cmake")
 
 function(memopt_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL;BUDGET;PREFER;DEVICE"
+  cmake_parse_arguments(PARSE_ARGV 1 arg "NO_STUBS" "MODEL;BUDGET;PREFER;DEVICE"
                         "INPUT_SHAPE;SPEC;OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "memopt_add_model(${target}): unknown arguments "
@@ -66,9 +74,20 @@ function(memopt_add_model target)
   string(REPLACE ";" "\n" options_text "${args}")
   file(CONFIGURE OUTPUT "${stamp}" CONTENT "${options_text}\n")
 
+  set(outputs "${compiled}" "${report}" "${header}")
+  set(stub_args "")
+  if(NOT arg_NO_STUBS)
+    # memopt-compile names the source after the model file.
+    get_filename_component(model_stem "${model}" NAME_WE)
+    set(stubs "${dir}/${target}_stubs/${model_stem}.stubs.cpp")
+    list(APPEND outputs "${stubs}")
+    set(stub_args --emit-stubs "${dir}/${target}_stubs")
+  endif()
+
   add_custom_command(
-    OUTPUT "${compiled}" "${report}" "${header}"
+    OUTPUT ${outputs}
     COMMAND memopt::compile ${args} -o "${compiled}" --report "${report}"
+            ${stub_args}
     COMMAND "${CMAKE_COMMAND}" -DREPORT=${report} -DHEADER=${header}
             -DCOMPILED=${compiled} -DNAME=${target}
             -P "${_memopt_header_script}"
@@ -76,12 +95,25 @@ function(memopt_add_model target)
     COMMENT "memopt: compiling ${arg_MODEL} for ${target}"
     VERBATIM)
   add_custom_target(${target}_memopt_compile DEPENDS "${compiled}" "${header}")
-  add_library(${target} INTERFACE)
+  if(arg_NO_STUBS)
+    add_library(${target} INTERFACE)
+    set(usage INTERFACE)
+  else()
+    add_library(${target} SHARED "${stubs}")
+    set(usage PUBLIC)
+    get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+    if("${arg_DEVICE}" STREQUAL "cuda" AND "CUDA" IN_LIST languages)
+      set_source_files_properties("${stubs}" PROPERTIES LANGUAGE CUDA)
+      find_package(CUDAToolkit REQUIRED)
+      target_link_libraries(${target} PRIVATE CUDA::cudart)
+    endif()
+  endif()
   add_dependencies(${target} ${target}_memopt_compile)
-  target_include_directories(${target} INTERFACE "${dir}")
-  target_link_libraries(${target} INTERFACE memopt::runtime)
-  # The runtime registers its ops when loaded; a program that calls none of
-  # its functions would lose it to --as-needed and fail at torch::jit::load.
+  target_include_directories(${target} ${usage} "${dir}")
+  target_link_libraries(${target} ${usage} memopt::runtime)
+  # The runtime registers its ops when loaded, the stubs their sites; a
+  # program that calls none of their functions would lose them to
+  # --as-needed and fail at torch::jit::load (or not use the stubs).
   target_link_options(${target} INTERFACE "LINKER:--no-as-needed")
   set_target_properties(${target} PROPERTIES
     MEMOPT_COMPILED_MODULE "${compiled}" MEMOPT_REPORT "${report}")

@@ -4,6 +4,7 @@
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Compile/CompileReport.h"
 #include "memopt/Config/TorchVersion.h"
+#include "memopt/Conversion/LaunchStubs.h"
 #include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Conversion/TorchScriptExport.h"
 #include "memopt/Conversion/TorchScriptImport.h"
@@ -11,6 +12,7 @@
 #include "memopt/Dialect/MemoptDialect.h"
 #include "memopt/Planning/Budget.h"
 #include "memopt/Probe/KernelProbe.h"
+#include "memopt/Support/QuotedText.h"
 #include "memopt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -161,6 +163,22 @@ static bool writeOutput(llvm::StringRef path, OneLinePrinter &printer,
   if (produced)
     printer.error("cannot write '" + path + "': " + message);
   return false;
+}
+
+/// Writes `<dir>/<model>.stubs.cpp` (making `dir`) from the planned module.
+static bool writeLaunchStubs(ModuleOp module, llvm::StringRef dir,
+                             OneLinePrinter &printer) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    printer.error("cannot make the stubs folder " + quoted(dir) + ": " +
+                  ec.message());
+    return false;
+  }
+  std::string model = defaultLaunchStubsModel(module);
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, model + ".stubs.cpp");
+  return writeOutput(path, printer, [&](llvm::raw_ostream &os) {
+    return succeeded(emitLaunchStubs(module, model, os));
+  });
 }
 
 /// Reads the written module back and checks every record's CRC-32, as the
@@ -416,6 +434,10 @@ int mlir::memopt::runCompile(const CompileOptions &options,
         os << "\n";
         return true;
       }))
+    return 1;
+
+  if (!options.emitStubsDir.empty() &&
+      !writeLaunchStubs(*module, options.emitStubsDir, printer))
     return 1;
 
   // Export.

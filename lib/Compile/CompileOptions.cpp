@@ -184,7 +184,8 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
     return failure();
   }
   if (options.outputPath.empty() && options.reportPath.empty() &&
-      options.emitMlirPath.empty() && !options.analyzeOnly) {
+      options.emitMlirPath.empty() && options.emitStubsDir.empty() &&
+      !options.analyzeOnly) {
     error = "no output file: give -o model.memopt.pt (or --report / "
             "--emit-mlir to plan without writing a model, or --analyze-only "
             "to only predict memory)";
@@ -195,6 +196,24 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
     if (path->empty())
       continue;
     if (failed(checkWritable(*path, error)))
+      return failure();
+  }
+  if (!options.emitStubsDir.empty()) {
+    if (options.analyzeOnly) {
+      error = "--emit-stubs writes the launchers of a plan; it cannot be "
+              "combined with --analyze-only";
+      return failure();
+    }
+    if (options.inputShapes.empty() && options.specs.empty()) {
+      error = "--emit-stubs needs static sizes: give --input-shape or --spec "
+              "(launch stubs fix every size at compile time)";
+      return failure();
+    }
+    // An existing folder must take a new file; a missing one is made.
+    std::string probe = options.emitStubsDir;
+    if (llvm::sys::fs::is_directory(probe))
+      probe += "/stubs.cpp";
+    if (failed(checkWritable(probe, error)))
       return failure();
   }
   int toStdout = llvm::count_if(

@@ -1,6 +1,7 @@
 //===- CheckpointSaved.cpp - Save region inputs by policy, restore them ---===//
 
 #include "CheckpointSaved.h"
+#include "LaunchStubDispatch.h"
 #include "OffloadInternal.h"
 
 #include <c10/util/Exception.h>
@@ -32,6 +33,7 @@ void SavedInputs::save(at::TensorList inputs,
                        const std::vector<SavePolicy> &policies,
                        const std::string &regionName) {
   TORCH_INTERNAL_ASSERT(entries_.size() == inputs.size());
+  packWithStub(inputs, policies, regionName);
   for (size_t i = 0; i < inputs.size(); ++i) {
     Entry &e = entries_[i];
     if (e.done)
@@ -85,6 +87,43 @@ void SavedInputs::save(at::TensorList inputs,
   scheduled_ = takeScheduledGroups(regionName, group_.get());
 }
 
+void SavedInputs::packWithStub(at::TensorList inputs,
+                               const std::vector<SavePolicy> &policies,
+                               const std::string &regionName) {
+  std::vector<size_t> indices;
+  std::vector<at::Tensor> tensors;
+  std::vector<CompressionKind> kinds;
+  for (size_t i = 0; i < inputs.size() && !policies.empty(); ++i) {
+    if (entries_[i].done || policies[i].kind != SaveKind::Compress)
+      continue;
+    // One check flag per launch: mixed flags take the generic path.
+    if (policies[i].check != policies[indices.empty() ? i : indices[0]].check)
+      return;
+    indices.push_back(i);
+    tensors.push_back(inputs[i].detach());
+    kinds.push_back(policies[i].compression);
+  }
+  stubSite_ = stubs::findRegionSite(regionName, tensors, kinds);
+  if (!stubSite_)
+    return;
+  const bool check = policies[indices[0]].check;
+  std::vector<int64_t> firstInvalid;
+  std::vector<at::Tensor> payloads =
+      stubs::pack(*stubSite_, tensors, check, firstInvalid);
+  for (int64_t first : firstInvalid)
+    if (first >= 0) {
+      stubSite_ = nullptr;
+      return; // the generic path below reports it in its own words
+    }
+  for (size_t k = 0; k < indices.size(); ++k) {
+    Entry &e = entries_[indices[k]];
+    e.packed = PackedTensor{payloads[k], kinds[k], tensors[k].sizes().vec(),
+                            tensors[k].scalar_type(), tensors[k].device()};
+    e.how = Entry::How::Packed;
+    e.done = true;
+  }
+}
+
 void SavedInputs::prefetch() {
   // Offloaded inputs of earlier regions scheduled to come back now, then
   // this region's own.
@@ -99,6 +138,20 @@ std::vector<at::Tensor>
 SavedInputs::restore(const std::vector<at::Tensor> &kept) {
   std::vector<at::Tensor> inputs;
   inputs.reserve(entries_.size());
+  // The stub site unpacks every packed input with one launch.
+  std::vector<at::Tensor> unpacked;
+  if (stubSite_) {
+    std::vector<PackedTensor> packed;
+    for (Entry &e : entries_)
+      if (e.how == Entry::How::Packed) {
+        TORCH_CHECK(e.packed.has_value(),
+                    "memopt::checkpoint: a compressed input is gone (backward "
+                    "through a region twice needs retain_graph=True)");
+        packed.push_back(*e.packed);
+      }
+    unpacked = stubs::unpack(*stubSite_, packed);
+  }
+  size_t nextUnpacked = 0;
   for (Entry &e : entries_) {
     at::Tensor t;
     switch (e.how) {
@@ -110,6 +163,10 @@ SavedInputs::restore(const std::vector<at::Tensor> &kept) {
       t = e.snapshot.clone();
       break;
     case Entry::How::Packed: {
+      if (stubSite_) {
+        t = unpacked.at(nextUnpacked++);
+        break;
+      }
       TORCH_CHECK(e.packed.has_value(),
                   "memopt::checkpoint: a compressed "
                   "input is gone (backward through a region twice needs "

@@ -12,6 +12,7 @@
 #define MEMOPT_LIB_RUNTIME_CHECKPOINTSAVED_H
 
 #include "memopt/Runtime/Checkpoint.h"
+#include "memopt/Runtime/LaunchStubs.h"
 #include "memopt/Runtime/Offload.h"
 
 #include <optional>
@@ -49,6 +50,13 @@ public:
   void release();
 
 private:
+  /// Packs the compressed inputs with one launch of a registered stub site
+  /// of this region, when one matches them (LaunchStubDispatch.h); marks
+  /// them done. Otherwise leaves them to the generic path.
+  void packWithStub(at::TensorList inputs,
+                    const std::vector<SavePolicy> &policies,
+                    const std::string &regionName);
+
   struct Entry {
     enum class How { Kept, Snapshot, Packed, Offloaded } how = How::Kept;
     size_t index = 0;    // Kept: into `kept`; Offloaded: group slot
@@ -64,6 +72,8 @@ private:
   /// Groups of earlier regions of the same forward whose compiled trigger is
   /// this region: prefetched as this region's backward starts.
   std::vector<std::weak_ptr<OffloadGroup>> scheduled_;
+  /// The launch stub that packed every Packed entry, or null.
+  const memopt_stub_site *stubSite_ = nullptr;
 };
 
 } // namespace memopt::runtime

@@ -8,6 +8,7 @@
 #include "memopt/Runtime/Compression.h"
 
 #include "CompressionBackends.h"
+#include "LaunchStubDispatch.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -176,6 +177,7 @@ PackedTensor compressTensor(const at::Tensor &x, CompressionKind kind,
               "): undefined tensor");
   checkDtype("compress", kind, x.scalar_type());
   int64_t firstInvalid = -1;
+  stubs::countGenericPack(kind, check, x);
   at::Tensor data = isCUDA(x, "compress", kind)
                         ? detail::compressCUDA(x, kind, check, firstInvalid)
                         : detail::compressCPU(x, kind, check, firstInvalid);
@@ -202,6 +204,7 @@ at::Tensor decompressTensor(const PackedTensor &packed) {
   if (numel == 0)
     return out;
   const at::Tensor payload = packed.data.contiguous();
+  stubs::countGenericUnpack(kind, packed.dtype, numel);
   if (cuda)
     detail::decompressCUDA(payload, kind, out);
   else

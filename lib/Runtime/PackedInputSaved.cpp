@@ -3,6 +3,7 @@
 #include "PackedInputSaved.h"
 
 #include "CompressionBackends.h"
+#include "LaunchStubDispatch.h"
 #include "memopt/Runtime/PackedInput.h"
 
 #include <c10/util/Exception.h>
@@ -79,6 +80,7 @@ void describeInput(const at::Tensor &x, PackedInputLayout &layout) {
   layout.strides = x.strides().vec();
   layout.packedSizes = layout.sizes;
   layout.restoreStrides = false;
+  layout.site = nullptr;
 }
 
 at::Tensor packInput(const at::Tensor &x, CompressionKind kind, const char *op,
@@ -110,9 +112,18 @@ at::Tensor packInput(const at::Tensor &x, CompressionKind kind, const char *op,
 
   int64_t firstInvalid = -1;
   const bool check = packedInputCheckEnabled();
-  at::Tensor payload =
-      view.is_cuda() ? detail::compressCUDA(view, kind, check, firstInvalid)
-                     : detail::compressCPU(view, kind, check, firstInvalid);
+  at::Tensor payload;
+  layout.site = stubs::findLayerSite(view, kind);
+  if (layout.site) {
+    std::vector<int64_t> invalid;
+    payload = stubs::pack(*layout.site, {view}, check, invalid).front();
+    firstInvalid = invalid.front();
+  } else {
+    stubs::countGenericPack(kind, check, view);
+    payload = view.is_cuda()
+                  ? detail::compressCUDA(view, kind, check, firstInvalid)
+                  : detail::compressCPU(view, kind, check, firstInvalid);
+  }
   if (firstInvalid >= 0)
     reportNonBinary(x, view, perm, firstInvalid, op);
   return payload;
@@ -122,7 +133,8 @@ at::Tensor unpackInput(const at::Tensor &payload,
                        const PackedInputLayout &layout) {
   PackedTensor packed{payload, layout.kind, layout.packedSizes, layout.dtype,
                       payload.device()};
-  at::Tensor restored = decompressTensor(packed);
+  at::Tensor restored = layout.site ? stubs::unpack(*layout.site, {packed})[0]
+                                    : decompressTensor(packed);
   if (layout.restoreStrides)
     restored = restored.as_strided(layout.sizes, layout.strides, 0);
   return restored;

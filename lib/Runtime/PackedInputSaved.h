@@ -11,6 +11,7 @@
 #define MEMOPT_LIB_RUNTIME_PACKEDINPUTSAVED_H
 
 #include "memopt/Runtime/Compression.h"
+#include "memopt/Runtime/LaunchStubs.h"
 
 #include <c10/util/string_view.h>
 
@@ -27,6 +28,8 @@ struct PackedInputLayout {
   std::vector<int64_t>
       packedSizes;             // of the view whose logical order was packed
   bool restoreStrides = false; // dense but not contiguous
+  /// The registered launch stub that packed it, or null (generic kernels).
+  const memopt_stub_site *site = nullptr;
 };
 
 /// "bit" or "bool"; anything else raises "memopt: <op>: kind must be ...".

@@ -121,6 +121,11 @@ static cl::opt<std::string> reportPath("report",
 static cl::opt<std::string>
     emitMlir("emit-mlir", cl::desc("Write the IR after the pipeline here"),
              cl::value_desc("out.mlir"), cl::cat(category));
+static cl::opt<std::string> emitStubs(
+    "emit-stubs",
+    cl::desc("Write the launch stubs (host + CUDA launchers of every plan "
+             "site) to DIR/<model>.stubs.cpp"),
+    cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<bool> allowOverBudget(
     "allow-over-budget",
     cl::desc("When the budget cannot be met, write the least-peak plan "
@@ -183,6 +188,7 @@ int main(int argc, char **argv) {
   options.analyzeOnly = analyzeOnly;
   options.reportPath = reportPath;
   options.emitMlirPath = emitMlir;
+  options.emitStubsDir = emitStubs;
   options.allowOverBudget = allowOverBudget;
   options.timeline = timeline;
   options.commandLine = mlir::memopt::joinCommandLine(argc, argv);

@@ -1,10 +1,12 @@
 //===- memopt-translate.cpp - import and export memopt modules ------------===//
 //
 // The TorchScript importer and exporter register their translations here
-// (--import-torchscript, --export-torchscript). This driver also round-trips
+// (--import-torchscript, --export-torchscript), as do the launch stubs
+// (--emit-launch-stubs). This driver also round-trips
 // the dialect through MLIR bytecode, which the .mlir <-> .mlirbc tests use.
 //
 //===----------------------------------------------------------------------===//
+#include "memopt/Conversion/LaunchStubs.h"
 #include "memopt/Dialect/MemoptDialect.h"
 #ifdef MEMOPT_HAVE_TORCHSCRIPTIMPORT
 #include "memopt/Conversion/TorchScriptImport.h"
@@ -41,6 +43,7 @@ int main(int argc, char **argv) {
 #ifdef MEMOPT_HAVE_TORCHSCRIPTEXPORT
   mlir::memopt::registerTorchScriptExportTranslation();
 #endif
+  mlir::memopt::registerLaunchStubsTranslation();
   mlir::TranslateFromMLIRRegistration toBytecode(
       "memopt-to-bytecode", "write a memopt module as MLIR bytecode",
       [](mlir::Operation *op, llvm::raw_ostream &output) {

@@ -83,6 +83,8 @@ struct CompileOptions {
   bool analyzeOnly = false;
   std::string reportPath;           // JSON report ("-": stdout)
   std::string emitMlirPath;         // IR after the pipeline ("-": stdout)
+  /// Folder for the launch stubs source (<model>.stubs.cpp), made if missing.
+  std::string emitStubsDir;
   bool timeline = false;            // print per-op live bytes
 
   /// The command line as typed, recorded in the report.
