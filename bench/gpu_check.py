@@ -21,6 +21,12 @@ device-to-device copy. Writes OUT/gpu-check.md and OUT/gpu-check.json; exits
 1 when a module failed, trained differently from eager, or the bit-pack
 missed its target.
 
+Launch stubs (docs/launch-stubs.md): the compile half also writes each
+plan's stubs (`--emit-stubs`); the run half builds those with plan sites
+(nvcc for CUDA, the C++ compiler for the CPU dry run), loads them, and runs
+the module again with them: step time, compression launches per step with
+and without them, and training bit for bit equal to the generic kernels.
+
     bench/gpu_check.py compile DIR [--dry-run]
     bench/gpu_check.py run DIR OUT [--device cuda|cpu]
 """
@@ -29,8 +35,12 @@ import contextlib
 import datetime
 import json
 import pathlib
+import os
 import platform
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 
@@ -87,9 +97,17 @@ def compile_all(directory: pathlib.Path, dry_run: bool, models=None,
             out = directory / f"{name}.{variant}.pt"
             entry = {"model": name, "kwargs": kwargs, "variant": variant,
                      "inputs": specs}
+            stubs = directory / "stubs" / f"{name}.{variant}"
             try:
-                report = measure.compile_model(source, out, specs,
-                                               args + COMMON)
+                report = measure.compile_model(
+                    source, out, specs,
+                    args + COMMON + ["--emit-stubs", str(stubs)])
+                source_file = stubs / f"{name}.stubs.cpp"
+                sites = len(re.findall(r"^// site\d+: ",
+                                       source_file.read_text(), re.M))
+                if sites:
+                    entry["stubs"] = str(source_file.relative_to(directory))
+                    entry["stub_sites"] = sites
                 signature = report["signatures"][0]
                 planned = signature.get("planned") or signature["baseline"]
                 entry.update({
@@ -247,6 +265,73 @@ def run_model(name, kwargs, entries, directory, device, meter, ops) -> None:
             del module
         except Exception as e:  # recorded; the other modules still run
             entry["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:400]
+            continue
+        if entry.get("stubs"):
+            try:
+                run_stubs(entry, directory, inputs, reference, device, meter,
+                          ops)
+            except Exception as e:
+                entry["stubs_error"] = \
+                    f"{type(e).__name__}: {e}".splitlines()[0][:400]
+
+
+def build_stubs(source: pathlib.Path, device: str) -> pathlib.Path:
+    """The stubs library of one plan: nvcc (host and CUDA launchers) on the
+    GPU machine, the C++ compiler (host launchers) for the dry run."""
+    library = source.with_suffix(".so")
+    runtime = measure.runtime_library_path()
+    include = REPO / "include"
+    if device == "cuda":
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        arch = os.environ.get("MEMOPT_CUDA_ARCHITECTURES", "90").split(";")[0]
+        cmd = [nvcc, "-x", "cu", "-std=c++17", "-O2", "-shared",
+               "-Xcompiler", "-fPIC", f"-arch=sm_{arch}", f"-I{include}",
+               str(source), "-o", str(library), f"-L{runtime.parent}",
+               "-lmemopt_runtime", f"-Xlinker=-rpath,{runtime.parent}"]
+    else:
+        cxx = shutil.which("c++") or shutil.which("g++")
+        cmd = [cxx, "-std=c++17", "-O2", "-shared", "-fPIC", f"-I{include}",
+               str(source), "-o", str(library), f"-L{runtime.parent}",
+               "-lmemopt_runtime", f"-Wl,-rpath,{runtime.parent}"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"building {source.name} failed: "
+                           f"{(done.stderr or done.stdout).strip()[-300:]}")
+    return library
+
+
+def launches_per_step(module, inputs, ops) -> list:
+    """[generic, stubs] compression launches of one forward+backward."""
+    ops.reset_launch_counts()
+    outs = measure.differentiable_outputs(module(*inputs))
+    torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+    return list(ops.launch_counts())
+
+
+def run_stubs(entry, directory, inputs, reference, device, meter, ops):
+    """The module of `entry` with its launch stubs loaded and on: launches
+    per step with and without them, step time with them, and two training
+    steps bit for bit against eager (`reference`) as without them."""
+    library = build_stubs(directory / entry["stubs"], device)
+    torch.ops.load_library(str(library))
+    module = torch.jit.load(str(directory / entry["compiled"]),
+                            map_location=device)
+    module.train()
+    try:
+        ops.set_launch_stubs(False)
+        generic = launches_per_step(module, inputs, ops)
+        ops.set_launch_stubs(True)
+        stubbed = launches_per_step(module, inputs, ops)
+        measured = step_measurement(module, inputs, meter, device)
+        compare = measure.compare_records(reference, train(
+            torch.jit.load(str(directory / entry["compiled"]),
+                           map_location=device).train(), inputs, device))
+    finally:
+        # Other plans' measurements run on the generic kernels.
+        ops.set_launch_stubs(False)
+    entry["with_stubs"] = {"generic_launches": generic,
+                           "stub_launches": stubbed, "measured": measured,
+                           "bitwise": compare["bitwise"]}
 
 
 def cuda_event_seconds(fn, repeat: int = 20) -> float:
@@ -390,6 +475,28 @@ def write_table(out: pathlib.Path, result: dict) -> None:
             f"{1e3 * eager['step_s']:.2f} | {1e3 * m['step_s']:.2f} | "
             f"{bitwise_cell(cmp, eager)} | "
             f"{offload} |")
+    stubbed = [e for e in result["entries"] if "with_stubs" in e]
+    if stubbed:
+        lines += ["", "Launch stubs (`--emit-stubs`, built here and loaded "
+                  "next to the runtime): compression kernel launches per "
+                  "step and step time, generic kernels against the plan's "
+                  "stubs.", "",
+                  "| model | plan | sites | launches/step generic | with "
+                  "stubs | step ms generic | with stubs | bitwise with stubs |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for e in stubbed:
+            w = e["with_stubs"]
+            lines.append(
+                f"| {e['model']} | {e['variant']} | {e['stub_sites']} | "
+                f"{w['generic_launches'][0]} | {w['stub_launches'][1]} "
+                f"(+{w['stub_launches'][0]} generic) | "
+                f"{1e3 * e['measured']['step_s']:.2f} | "
+                f"{1e3 * w['measured']['step_s']:.2f} | "
+                f"{'yes' if w['bitwise'] else 'NO'} |")
+    for e in result["entries"]:
+        if "stubs_error" in e:
+            lines += ["", f"launch stubs of {e['model']} {e['variant']}: "
+                      f"FAILED: {e['stubs_error']}"]
     pack = result.get("pack")
     if pack:
         lines += ["", f"Bit-pack of {pack['numel']:,} float32 spikes (memory "
@@ -449,8 +556,13 @@ def run_all(directory: pathlib.Path, out: pathlib.Path, device: str) -> int:
               "torch": torch.__version__, "cuda": torch.version.cuda,
               "compile_torch": manifest["torch_compile_side"],
               "entries": entries}
-    failed = [e for e in entries if "compile_error" not in e and
-              ("error" in e or not e["compare"]["bitwise"])]
+    # A budget found infeasible is an answer; any other compile error fails.
+    failed = [e for e in entries if "is infeasible" not in
+              e.get("compile_error", "is infeasible") or
+              "compile_error" not in e and
+              ("error" in e or not e["compare"]["bitwise"] or
+               "stubs_error" in e or
+               ("with_stubs" in e and not e["with_stubs"]["bitwise"]))]
     if device == "cuda":
         try:
             result["pack"] = pack_throughput(ops)

@@ -28,6 +28,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
 #include <algorithm>
 #include <chrono>
@@ -149,14 +150,43 @@ static func::FuncOp findSignatureFunction(ModuleOp module, size_t index,
 static bool writeOutput(llvm::StringRef path, OneLinePrinter &printer,
                         llvm::function_ref<bool(llvm::raw_ostream &)> produce) {
   bool produced = true;
-  llvm::Error error =
-      llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
-        produced = produce(os);
-        if (!produced)
-          return llvm::make_error<llvm::StringError>(
-              "not produced", llvm::inconvertibleErrorCode());
-        return llvm::Error::success();
-      });
+  auto write = [&](llvm::raw_ostream &os) -> llvm::Error {
+    produced = produce(os);
+    if (!produced)
+      return llvm::make_error<llvm::StringError>(
+          "not produced", llvm::inconvertibleErrorCode());
+    return llvm::Error::success();
+  };
+  // llvm::writeToOutput names its temp file after `path` with '%' as the
+  // placeholder of its random characters: a '%' in a folder's name (a plan
+  // called "budget-40%") would send it to a folder that does not exist.
+  // Such paths get a temp file named here, renamed the same way.
+  llvm::Error error = llvm::Error::success();
+  if (path != "-" && path.contains('%')) {
+    std::string temp =
+        (path + ".memopt-" + llvm::Twine(llvm::sys::Process::getProcessId()) +
+         ".tmp")
+            .str();
+    std::error_code ec;
+    {
+      llvm::raw_fd_ostream os(temp, ec);
+      if (!ec) {
+        error = write(os);
+        os.close();
+        if (!error && os.has_error())
+          ec = os.error();
+        os.clear_error();
+      }
+    }
+    if (!ec && !error)
+      ec = llvm::sys::fs::rename(temp, path);
+    if (ec || error)
+      llvm::sys::fs::remove(temp);
+    if (ec && !error)
+      error = llvm::errorCodeToError(ec);
+  } else {
+    error = llvm::writeToOutput(path, write);
+  }
   if (!error)
     return true;
   std::string message = llvm::toString(std::move(error));

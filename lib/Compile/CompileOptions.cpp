@@ -209,11 +209,19 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
               "(launch stubs fix every size at compile time)";
       return failure();
     }
-    // An existing folder must take a new file; a missing one is made.
-    std::string probe = options.emitStubsDir;
-    if (llvm::sys::fs::is_directory(probe))
-      probe += "/stubs.cpp";
-    if (failed(checkWritable(probe, error)))
+    // The folder, or the nearest existing folder above it (the missing
+    // ones are made), must take a new file.
+    llvm::SmallString<256> existing(options.emitStubsDir);
+    while (!existing.empty() && !llvm::sys::fs::exists(existing))
+      llvm::sys::path::remove_filename(existing);
+    if (existing.empty())
+      existing = ".";
+    if (!llvm::sys::fs::is_directory(existing)) {
+      error = "cannot write launch stubs into " + quoted(options.emitStubsDir) +
+              ": " + quoted(existing) + " is not a directory";
+      return failure();
+    }
+    if (failed(checkWritable((existing + "/stubs.cpp").str(), error)))
       return failure();
   }
   int toStdout = llvm::count_if(
