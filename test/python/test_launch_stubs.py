@@ -152,3 +152,17 @@ def test_stub_sources_compile_with_nvcc(spiking_vgg, tmp_path, arch):
     sites = len(re.findall(r"^// site\d+: ", spiking_vgg["source"].read_text(),
                            re.M))
     assert len(kernels) == 2 * sites, sorted(kernels)
+
+
+def test_stubs_of_another_abi_are_refused(runtime):
+    """A stubs library built against another layout of the C structs is not
+    used (registration returns -1 with a message on stderr), never misread."""
+    import ctypes
+    lib = ctypes.CDLL(str(runtime_library_path()))
+    register = lib.memopt_register_launch_stubs
+    register.restype = ctypes.c_int
+    register.argtypes = [ctypes.c_int32, ctypes.c_char_p, ctypes.c_void_p,
+                         ctypes.c_int32]
+    before = runtime.launch_stub_sites()
+    assert register(999, b"stale", None, 0) == -1
+    assert runtime.launch_stub_sites() == before

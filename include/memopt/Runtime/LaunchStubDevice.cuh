@@ -68,16 +68,24 @@ __device__ void stubBitPackTile(const void *data, void *payload, long long tile,
     stubReportInvalid(first, invalid);
 }
 
-template <class T, long long N>
-__device__ void stubBitUnpackTile(const void *payload, void *data,
-                                  long long tile) {
-  const auto *in = static_cast<const uint8_t *>(payload);
+/// Writes value i of the tile as 1 when `isOne(i)`, else 0.
+template <class T, long long N, class IsOne>
+__device__ void stubUnpackTile(void *data, long long tile, IsOne isOne) {
   auto *out = static_cast<typename T::U *>(data);
   for (int step = 0; step < 32; ++step) {
     const long long i = tile * kStubTile + step * kStubThreads + threadIdx.x;
     if (i < N)
-      out[i] = ((in[i >> 3] >> (i & 7)) & 1) ? T::kOne : 0;
+      out[i] = isOne(i) ? T::kOne : 0;
   }
+}
+
+template <class T, long long N>
+__device__ void stubBitUnpackTile(const void *payload, void *data,
+                                  long long tile) {
+  const auto *in = static_cast<const uint8_t *>(payload);
+  stubUnpackTile<T, N>(data, tile, [in](long long i) {
+    return ((in[i >> 3] >> (i & 7)) & 1) != 0;
+  });
 }
 
 /// bool: one byte per value.
@@ -105,12 +113,7 @@ template <class T, long long N>
 __device__ void stubBoolUnpackTile(const void *payload, void *data,
                                    long long tile) {
   const auto *in = static_cast<const uint8_t *>(payload);
-  auto *out = static_cast<typename T::U *>(data);
-  for (int step = 0; step < 32; ++step) {
-    const long long i = tile * kStubTile + step * kStubThreads + threadIdx.x;
-    if (i < N)
-      out[i] = in[i] ? T::kOne : 0;
-  }
+  stubUnpackTile<T, N>(data, tile, [in](long long i) { return in[i] != 0; });
 }
 
 } // namespace memopt_stubs
