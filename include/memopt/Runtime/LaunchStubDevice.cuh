@@ -11,14 +11,16 @@
 #define MEMOPT_RUNTIME_LAUNCHSTUBDEVICE_CUH
 
 #include "memopt/Runtime/LaunchStubHost.h"
+#include "memopt/Runtime/LaunchStubs.h"
 
 #include <cuda_runtime.h>
 
 namespace memopt_stubs {
 
-constexpr int kStubThreads = 256;
+constexpr int kStubThreads = MEMOPT_STUB_THREADS;
 /// Elements per block: 32 steps of one element per thread.
-constexpr int64_t kStubTile = 32 * kStubThreads;
+constexpr int64_t kStubTile = MEMOPT_STUB_TILE;
+static_assert(kStubTile == 32 * kStubThreads, "one value per thread and step");
 
 /// Kernel arguments of a site of `Count` tensors (passed by value).
 template <int Count> struct StubArgs {

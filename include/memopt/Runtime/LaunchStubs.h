@@ -28,6 +28,13 @@ extern "C" {
 /// another version is refused at registration.
 #define MEMOPT_LAUNCH_STUBS_ABI 1
 
+/// CUDA geometry of a fused launch, shared by the emitter (which writes the
+/// grid size into the source) and LaunchStubDevice.cuh: blocks of
+/// MEMOPT_STUB_THREADS threads, each block packing or unpacking
+/// MEMOPT_STUB_TILE values of one tensor.
+#define MEMOPT_STUB_THREADS 256
+#define MEMOPT_STUB_TILE (32 * MEMOPT_STUB_THREADS)
+
 enum memopt_stub_dtype {
   MEMOPT_STUB_F32 = 0,
   MEMOPT_STUB_F16 = 1,

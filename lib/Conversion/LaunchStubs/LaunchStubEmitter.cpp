@@ -14,6 +14,7 @@
 #include "memopt/Dialect/MemoptDialect.h"
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Planning/FunctionChain.h"
+#include "memopt/Runtime/LaunchStubs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
@@ -29,8 +30,8 @@ using namespace mlir::memopt;
 
 namespace {
 
-/// Elements one CUDA block handles (kStubTile of LaunchStubDevice.cuh).
-constexpr int64_t kStubTile = 32 * 256;
+/// Values one CUDA block handles (the runtime contract, LaunchStubs.h).
+constexpr int64_t kStubTile = MEMOPT_STUB_TILE;
 /// Tensors one fused launch takes (its by-value kernel argument grows with
 /// them); a site with more uses the generic kernels.
 constexpr size_t kMaxSiteTensors = 64;
@@ -238,7 +239,8 @@ private:
       os << "// grid: ";
       for (auto [i, t] : llvm::enumerate(site.tensors))
         os << (i ? " + " : "") << t.blocks();
-      os << " = " << grid << " block(s) of " << 256 << " threads\n";
+      os << " = " << grid << " block(s) of " << MEMOPT_STUB_THREADS
+         << " threads\n";
       os << "__global__ void __launch_bounds__(kStubThreads) " << id
          << (packing ? "Pack" : "Unpack") << "Kernel(StubArgs<" << count
          << "> a) {\n  const long long block = blockIdx.x;\n";
