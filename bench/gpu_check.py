@@ -284,7 +284,18 @@ def build_stubs(source: pathlib.Path, device: str) -> pathlib.Path:
     if device == "cuda":
         nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
         arch = os.environ.get("MEMOPT_CUDA_ARCHITECTURES", "90").split(";")[0]
-        cmd = [nvcc, "-x", "cu", "-std=c++17", "-O2", "-shared",
+        # The host compiler the runtime's CUDA build used (the GPU machine's
+        # own GCC may not be the one on PATH).
+        cache = measure.build_dir() / "CMakeCache.txt"
+        host = re.search(r"^CMAKE_CUDA_HOST_COMPILER:\w+=(.+)$|"
+                         r"^CMAKE_CXX_COMPILER:\w+=(.+)$",
+                         cache.read_text(), re.M) if cache.exists() else None
+        ccbin = ["-ccbin", host.group(1) or host.group(2)] \
+            if host and (host.group(1) or host.group(2)) else []
+        # -cudart shared: the one CUDA runtime PyTorch and libmemopt_runtime
+        # use, not a second static copy in the stubs.
+        cmd = [nvcc, *ccbin, "-cudart", "shared", "-x", "cu", "-std=c++17",
+               "-O2", "-shared",
                "-Xcompiler", "-fPIC", f"-arch=sm_{arch}", f"-I{include}",
                str(source), "-o", str(library), f"-L{runtime.parent}",
                "-lmemopt_runtime", f"-Xlinker=-rpath,{runtime.parent}"]
