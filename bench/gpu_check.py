@@ -35,12 +35,9 @@ import contextlib
 import datetime
 import json
 import pathlib
-import os
 import platform
 import re
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 
@@ -275,42 +272,6 @@ def run_model(name, kwargs, entries, directory, device, meter, ops) -> None:
                     f"{type(e).__name__}: {e}".splitlines()[0][:400]
 
 
-def build_stubs(source: pathlib.Path, device: str) -> pathlib.Path:
-    """The stubs library of one plan: nvcc (host and CUDA launchers) on the
-    GPU machine, the C++ compiler (host launchers) for the dry run."""
-    library = source.with_suffix(".so")
-    runtime = measure.runtime_library_path()
-    include = REPO / "include"
-    if device == "cuda":
-        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-        arch = os.environ.get("MEMOPT_CUDA_ARCHITECTURES", "90").split(";")[0]
-        # The host compiler the runtime's CUDA build used (the GPU machine's
-        # own GCC may not be the one on PATH).
-        cache = measure.build_dir() / "CMakeCache.txt"
-        host = re.search(r"^CMAKE_CUDA_HOST_COMPILER:\w+=(.+)$|"
-                         r"^CMAKE_CXX_COMPILER:\w+=(.+)$",
-                         cache.read_text(), re.M) if cache.exists() else None
-        ccbin = ["-ccbin", host.group(1) or host.group(2)] \
-            if host and (host.group(1) or host.group(2)) else []
-        # -cudart shared: the one CUDA runtime PyTorch and libmemopt_runtime
-        # use, not a second static copy in the stubs.
-        cmd = [nvcc, *ccbin, "-cudart", "shared", "-x", "cu", "-std=c++17",
-               "-O2", "-shared",
-               "-Xcompiler", "-fPIC", f"-arch=sm_{arch}", f"-I{include}",
-               str(source), "-o", str(library), f"-L{runtime.parent}",
-               "-lmemopt_runtime", f"-Xlinker=-rpath,{runtime.parent}"]
-    else:
-        cxx = shutil.which("c++") or shutil.which("g++")
-        cmd = [cxx, "-std=c++17", "-O2", "-shared", "-fPIC", f"-I{include}",
-               str(source), "-o", str(library), f"-L{runtime.parent}",
-               "-lmemopt_runtime", f"-Wl,-rpath,{runtime.parent}"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"building {source.name} failed: "
-                           f"{(done.stderr or done.stdout).strip()[-300:]}")
-    return library
-
-
 def launches_per_step(module, inputs, ops) -> list:
     """[generic, stubs] compression launches of one forward+backward."""
     ops.reset_launch_counts()
@@ -323,7 +284,9 @@ def run_stubs(entry, directory, inputs, reference, device, meter, ops):
     """The module of `entry` with its launch stubs loaded and on: launches
     per step with and without them, step time with them, and two training
     steps bit for bit against eager (`reference`) as without them."""
-    library = build_stubs(directory / entry["stubs"], device)
+    source = directory / entry["stubs"]
+    library = measure.build_launch_stubs(source, source.with_suffix(".so"),
+                                         device)
     torch.ops.load_library(str(library))
     module = torch.jit.load(str(directory / entry["compiled"]),
                             map_location=device)

@@ -138,17 +138,20 @@ std::vector<at::Tensor>
 SavedInputs::restore(const std::vector<at::Tensor> &kept) {
   std::vector<at::Tensor> inputs;
   inputs.reserve(entries_.size());
-  // The stub site unpacks every packed input with one launch.
+  auto packedOf = [](const Entry &e) -> const PackedTensor & {
+    TORCH_CHECK(e.packed.has_value(),
+                "memopt::checkpoint: a compressed input is gone (backward "
+                "through a region twice needs retain_graph=True)");
+    return *e.packed;
+  };
+  // The stub site that packed them unpacks every packed input with one
+  // launch; the generic kernels unpack one at a time, below.
   std::vector<at::Tensor> unpacked;
   if (stubSite_) {
     std::vector<PackedTensor> packed;
-    for (Entry &e : entries_)
-      if (e.how == Entry::How::Packed) {
-        TORCH_CHECK(e.packed.has_value(),
-                    "memopt::checkpoint: a compressed input is gone (backward "
-                    "through a region twice needs retain_graph=True)");
-        packed.push_back(*e.packed);
-      }
+    for (const Entry &e : entries_)
+      if (e.how == Entry::How::Packed)
+        packed.push_back(packedOf(e));
     unpacked = stubs::unpack(*stubSite_, packed);
   }
   size_t nextUnpacked = 0;
@@ -162,16 +165,9 @@ SavedInputs::restore(const std::vector<at::Tensor> &kept) {
       // A fresh copy each time: the recompute writes into it.
       t = e.snapshot.clone();
       break;
-    case Entry::How::Packed: {
-      if (stubSite_) {
-        t = unpacked.at(nextUnpacked++);
-        break;
-      }
-      TORCH_CHECK(e.packed.has_value(),
-                  "memopt::checkpoint: a compressed "
-                  "input is gone (backward through a region twice needs "
-                  "retain_graph=True)");
-      t = decompressTensor(*e.packed);
+    case Entry::How::Packed:
+      t = stubSite_ ? std::move(unpacked.at(nextUnpacked++))
+                    : decompressTensor(packedOf(e));
       if (!e.strides.empty()) {
         at::Tensor strided =
             at::empty_strided(t.sizes(), e.strides, t.options());
@@ -179,7 +175,6 @@ SavedInputs::restore(const std::vector<at::Tensor> &kept) {
         t = strided;
       }
       break;
-    }
     case Entry::How::Offloaded:
       TORCH_CHECK(group_,
                   "memopt::checkpoint: an offloaded input is gone "

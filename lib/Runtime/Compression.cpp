@@ -100,10 +100,6 @@ bool isCUDA(const at::Tensor &t, const char *op, CompressionKind kind) {
   return t.is_cuda();
 }
 
-int64_t expectedPayloadNumel(CompressionKind kind, int64_t numel) {
-  return kind == CompressionKind::Bit ? (numel + 7) / 8 : numel;
-}
-
 void checkPayload(const at::Tensor &payload, CompressionKind kind,
                   at::IntArrayRef shape, int64_t numel) {
   const char *name = compressionKindName(kind);
@@ -123,10 +119,9 @@ void checkPayload(const at::Tensor &payload, CompressionKind kind,
                 " indices for shape ", shape, " of ", numel, " elements");
     return;
   }
-  TORCH_CHECK(payload.numel() == expectedPayloadNumel(kind, numel),
+  TORCH_CHECK(payload.numel() == packedNumel(kind, numel),
               "memopt: decompress(", name, "): payload holds ", payload.numel(),
-              " elements, shape ", shape, " needs ",
-              expectedPayloadNumel(kind, numel));
+              " elements, shape ", shape, " needs ", packedNumel(kind, numel));
 }
 
 } // namespace
@@ -169,6 +164,10 @@ at::ScalarType packedScalarType(CompressionKind kind, int64_t numel) {
     break;
   }
   return at::kByte;
+}
+
+int64_t packedNumel(CompressionKind kind, int64_t numel) {
+  return kind == CompressionKind::Bit ? (numel + 7) / 8 : numel;
 }
 
 PackedTensor compressTensor(const at::Tensor &x, CompressionKind kind,

@@ -59,7 +59,7 @@ int64_t packedNumelOp(c10::string_view kind, at::IntArrayRef shape) {
                 shape);
     numel *= size;
   }
-  return k == CompressionKind::Bit ? (numel + 7) / 8 : numel;
+  return packedNumel(k, numel);
 }
 
 } // namespace

@@ -115,17 +115,17 @@ void *streamFor(const memopt_stub_site &site, const at::Tensor &any) {
   return nullptr;
 }
 
-at::ScalarType payloadType(int32_t kind) {
-  return kind == MEMOPT_STUB_BOOL ? at::kBool : at::kByte;
-}
-
-int64_t payloadNumel(const memopt_stub_tensor &t) {
-  return t.kind == MEMOPT_STUB_BIT ? (t.numel + 7) / 8 : t.numel;
-}
-
 CompressionKind kindOf(int32_t kind) {
   return kind == MEMOPT_STUB_BOOL ? CompressionKind::Bool
                                   : CompressionKind::Bit;
+}
+
+/// The payload tensor's element count and type (the runtime's formats).
+int64_t payloadNumel(const memopt_stub_tensor &t) {
+  return packedNumel(kindOf(t.kind), t.numel);
+}
+at::ScalarType payloadType(const memopt_stub_tensor &t) {
+  return packedScalarType(kindOf(t.kind), t.numel);
 }
 
 } // namespace
@@ -171,8 +171,8 @@ std::vector<at::Tensor> pack(const memopt_stub_site &site,
   std::vector<void *> out;
   for (int32_t i = 0; i < site.count; ++i) {
     const memopt_stub_tensor &t = site.tensors[i];
-    payloads.push_back(at::empty(
-        {payloadNumel(t)}, tensors[i].options().dtype(payloadType(t.kind))));
+    payloads.push_back(at::empty({payloadNumel(t)},
+                                 tensors[i].options().dtype(payloadType(t))));
     in.push_back(tensors[i].data_ptr());
     out.push_back(payloads.back().data_ptr());
   }

@@ -32,6 +32,8 @@ import inspect
 import json
 import os
 import pathlib
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -75,6 +77,46 @@ def runtime_library_path() -> pathlib.Path:
     """MEMOPT_RUNTIME_LIB, or lib/libmemopt_runtime.so in the build dir."""
     return pathlib.Path(os.environ.get(
         "MEMOPT_RUNTIME_LIB", build_dir() / "lib" / "libmemopt_runtime.so"))
+
+
+def build_launch_stubs(source, library, device: str = "cpu") -> pathlib.Path:
+    """Compiles the launch stubs `memopt-compile --emit-stubs` wrote into a
+    shared library linking the runtime (runtime_library_path()): the host
+    launchers with the C++ compiler (warnings are errors: generated code
+    compiles clean), or with nvcc for `device="cuda"` the CUDA ones too,
+    for $MEMOPT_CUDA_ARCHITECTURES' first architecture (default 90), with
+    the host compiler and the shared CUDA runtime the runtime's build used.
+    Raises RuntimeError with the compiler's last words on failure."""
+    source, library = pathlib.Path(source), pathlib.Path(library)
+    runtime = runtime_library_path()
+    common = ["-std=c++17", "-O2", "-shared", f"-I{REPO / 'include'}",
+              str(source), "-o", str(library), f"-L{runtime.parent}",
+              "-lmemopt_runtime"]
+    if device == "cuda":
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        arch = os.environ.get("MEMOPT_CUDA_ARCHITECTURES", "90").split(";")[0]
+        cache = build_dir() / "CMakeCache.txt"
+        host = re.search(r"^CMAKE_CUDA_HOST_COMPILER:\w+=(.+)$|"
+                         r"^CMAKE_CXX_COMPILER:\w+=(.+)$",
+                         cache.read_text(), re.M) if cache.exists() else None
+        ccbin = ["-ccbin", host.group(1) or host.group(2)] \
+            if host and (host.group(1) or host.group(2)) else []
+        # -cudart shared: the one CUDA runtime PyTorch and libmemopt_runtime
+        # use, not a second static copy in the stubs.
+        cmd = [nvcc, *ccbin, "-cudart", "shared", "-x", "cu",
+               "-Xcompiler", "-fPIC", f"-arch=sm_{arch}", *common,
+               f"-Xlinker=-rpath,{runtime.parent}"]
+    else:
+        cxx = shutil.which("c++") or shutil.which("g++")
+        if not cxx:
+            raise RuntimeError("no C++ compiler (c++ or g++) on PATH")
+        cmd = [cxx, "-fPIC", "-Wall", "-Werror", *common,
+               f"-Wl,-rpath,{runtime.parent}"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"building {source.name} failed: "
+                           f"{(done.stderr or done.stdout).strip()[-2000:]}")
+    return library
 
 
 _RUNTIME_LOADED = False

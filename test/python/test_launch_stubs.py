@@ -12,13 +12,15 @@ per step. The same sources compile with nvcc for sm_80 and sm_90.
 import json
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import BUILD, REPO, runtime_library_path, tool_path
+from conftest import REPO, runtime_library_path, tool_path
+
+sys.path.insert(0, str(REPO / "python"))
+from memopt import measure  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 NVCC = pathlib.Path("/usr/local/cuda/bin/nvcc")
@@ -52,16 +54,6 @@ def run(cmd, **kwargs):
     return out
 
 
-def build_host_stubs(source: pathlib.Path, library: pathlib.Path):
-    """The host launchers as a shared library that links the runtime."""
-    cxx = shutil.which("c++") or shutil.which("g++")
-    assert cxx, "no C++ compiler"
-    lib = runtime_library_path().parent
-    run([cxx, "-std=c++17", "-O2", "-shared", "-fPIC", "-Wall", "-Werror",
-         f"-I{REPO / 'include'}", source, "-o", library, f"-L{lib}",
-         "-lmemopt_runtime", f"-Wl,-rpath,{lib}"])
-
-
 def worker(stubs: pathlib.Path, case: str, args: dict) -> dict:
     out = run([sys.executable, HERE / "stub_worker.py",
                runtime_library_path(), stubs, case, json.dumps(args)])
@@ -77,7 +69,7 @@ def demo(tmp_path_factory):
     run([tool_path("memopt-translate"), mlir, "--emit-launch-stubs",
          "--launch-stubs-model=demo", "-o", source])
     library = tmp / "libdemo_stubs.so"
-    build_host_stubs(source, library)
+    measure.build_launch_stubs(source, library)
     return {"source": source, "library": library}
 
 
@@ -93,7 +85,7 @@ def spiking_vgg(tmp_path_factory):
          "-o", compiled, "--emit-stubs", tmp / "stubs"])
     source = tmp / "stubs" / "spiking_vgg.stubs.cpp"
     library = tmp / "libspiking_vgg_stubs.so"
-    build_host_stubs(source, library)
+    measure.build_launch_stubs(source, library)
     shape = [int(d) for d in spec[1].split(":")[1].split("x")]
     return {"compiled": compiled, "source": source, "library": library,
             "shape": shape}

@@ -55,6 +55,11 @@ bool isBinary(const at::Tensor &x);
 /// uint8 (bit, uint8), bool, or int32 / int64 (sparse, below / from 2^31).
 at::ScalarType packedScalarType(CompressionKind kind, int64_t numel);
 
+/// Elements of the payload of `kind` for `numel` logical elements: (numel +
+/// 7) / 8 for bit, numel for bool and uint8 (sparse: at most numel, one per
+/// non-zero value).
+int64_t packedNumel(CompressionKind kind, int64_t numel);
+
 } // namespace memopt::runtime
 
 #endif // MEMOPT_RUNTIME_COMPRESSION_H
