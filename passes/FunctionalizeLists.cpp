@@ -7,7 +7,9 @@
 // values, right before its first reader, gives the same list without the
 // writes. The per-step values then flow as plain tensors: analyses see
 // through the list (a stack of spikes is binary) and the planner can cut
-// between time steps.
+// between time steps. Reads of such a list at constant indices
+// (`skips[len(skips) - 1 - i]` in a U-Net's unrolled decoder loop) then
+// become the elements themselves.
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Dialect/MemoptOps.h"
@@ -88,6 +90,108 @@ bool functionalize(TorchOp construct) {
   return true;
 }
 
+/// A list no op writes after it is built: a `prim::ListConstruct` whose
+/// users are all memopt.ops that do not mutate it.
+bool isReadOnlyList(Value list) {
+  auto construct = list.getDefiningOp<TorchOp>();
+  if (!construct || construct.getName() != "prim::ListConstruct")
+    return false;
+  for (OpOperand &use : list.getUses()) {
+    auto user = dyn_cast<TorchOp>(use.getOwner());
+    if (!user)
+      return false;
+    if (std::optional<ArrayRef<int64_t>> written = user.getMutates())
+      if (llvm::is_contained(*written, int64_t(use.getOperandNumber())))
+        return false;
+  }
+  return true;
+}
+
+/// The value of the int argument `position` of `op` when it is a constant
+/// or computed from constants and the lengths of read-only lists by
+/// `aten::len` and int `add` / `sub` / `mul`.
+std::optional<int64_t> constantIntArg(TorchOp op, unsigned position,
+                                      unsigned depth = 0);
+
+std::optional<int64_t> constantInt(Value value, unsigned depth) {
+  auto op = value.getDefiningOp<TorchOp>();
+  if (!op || depth > 64 || op->getNumResults() != 1)
+    return std::nullopt;
+  StringRef name = op.getName();
+  StringRef overload = op.getOverload().value_or("");
+  if (name == "aten::len" && overload == "t" && op.getNumOperands() == 1 &&
+      isReadOnlyList(op.getOperand(0)))
+    return op.getOperand(0).getDefiningOp()->getNumOperands();
+  if (overload != "int" || op.getArgs().size() != 2)
+    return std::nullopt;
+  std::optional<int64_t> lhs = constantIntArg(op, 0, depth + 1);
+  std::optional<int64_t> rhs = constantIntArg(op, 1, depth + 1);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  if (name == "aten::add")
+    return *lhs + *rhs;
+  if (name == "aten::sub")
+    return *lhs - *rhs;
+  if (name == "aten::mul")
+    return *lhs * *rhs;
+  return std::nullopt;
+}
+
+std::optional<int64_t> constantIntArg(TorchOp op, unsigned position,
+                                      unsigned depth) {
+  if (position >= op.getArgs().size())
+    return std::nullopt;
+  if (auto constant = dyn_cast<IntegerAttr>(op.getArgs()[position]))
+    return constant.getInt();
+  if (Value operand = op.getOperandArg(position))
+    return constantInt(operand, depth);
+  return std::nullopt;
+}
+
+/// Replaces `list[i]` by the element itself where the list is read-only and
+/// `i` a constant (`skips[len(skips) - 1 - k]` in an unrolled loop), then
+/// erases the list and index arithmetic nothing reads any more. The element
+/// then flows as a plain value: a region that reads one element of a list
+/// no longer needs the whole list as its inputs.
+bool foldConstantListReads(func::FuncOp func) {
+  SmallVector<TorchOp> reads;
+  func.walk([&](TorchOp op) {
+    if (op.getName() == "aten::__getitem__" &&
+        op.getOverload().value_or("") == "t" && op.getArgs().size() == 2 &&
+        op->getNumResults() == 1 && isReadOnlyList(op.getOperandArg(0)))
+      reads.push_back(op);
+  });
+  bool changed = false;
+  for (TorchOp read : reads) {
+    Operation *list = read.getOperandArg(0).getDefiningOp();
+    std::optional<int64_t> index = constantIntArg(read, 1);
+    int64_t size = list->getNumOperands();
+    if (!index || *index < -size || *index >= size)
+      continue;
+    Value element = list->getOperand(*index < 0 ? *index + size : *index);
+    if (element.getType() != read->getResult(0).getType())
+      continue;
+    read->getResult(0).replaceAllUsesWith(element);
+    read->erase();
+    changed = true;
+  }
+  if (!changed)
+    return false;
+  // Erase what only fed the folded reads, users before their operands.
+  SmallVector<TorchOp> candidates;
+  func.walk([&](TorchOp op) {
+    StringRef name = op.getName();
+    if (name == "prim::ListConstruct" || name == "aten::len" ||
+        (op.getOverload().value_or("") == "int" &&
+         (name == "aten::add" || name == "aten::sub" || name == "aten::mul")))
+      candidates.push_back(op);
+  });
+  for (TorchOp op : llvm::reverse(candidates))
+    if (op.isFunctional() && op->use_empty())
+      op->erase();
+  return true;
+}
+
 struct FunctionalizeListsPass
     : public memopt::impl::FunctionalizeListsBase<FunctionalizeListsPass> {
   void runOnOperation() override {
@@ -100,6 +204,7 @@ struct FunctionalizeListsPass
     bool changed = false;
     for (TorchOp construct : candidates)
       changed |= functionalize(construct);
+    changed |= foldConstantListReads(getOperation());
     if (!changed)
       markAllAnalysesPreserved();
   }

@@ -64,6 +64,8 @@ void buildMemoptPipeline(OpPassManager &pm,
   saved.batchNormByChannel = options.device != "cuda";
   saved.dropoutMasks = options.device != "cuda";
   funcPm.addPass(createInsertCompression(saved));
+  if (options.device != "cuda")
+    funcPm.addPass(createChunkWeightGradients());
 
   InsertCheckpointsOptions plan;
   plan.budget = options.budget;
@@ -97,8 +99,9 @@ void buildMemoptPipeline(OpPassManager &pm,
 void mlir::memopt::registerMemoptPipeline() {
   PassPipelineRegistration<MemoptPipelineOptions>(
       "memopt-pipeline",
-      "Plan training memory: pack binary saved inputs, insert checkpoint "
-      "regions for a budget or preference, pack binary region inputs, "
-      "schedule prefetches of offloaded inputs (device=cuda)",
+      "Plan training memory: pack binary saved inputs, add large linear "
+      "weight gradients into .grad by row block (device=cpu), insert "
+      "checkpoint regions for a budget or preference, pack binary region "
+      "inputs, schedule prefetches of offloaded inputs (device=cuda)",
       buildMemoptPipeline);
 }

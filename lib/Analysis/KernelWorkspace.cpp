@@ -28,6 +28,7 @@
 #include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Runtime/BatchNormChunks.h"
+#include "memopt/Runtime/WeightGradChunks.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -309,4 +310,20 @@ mlir::memopt::getBackwardHighWater(TorchOp op, bool inputGrad, bool weightGrad,
     high = std::max(high, gx + b.gradW + gbBlocked + gb + gw);
   }
   return std::max(high, gx + gw + gb);
+}
+
+int64_t
+mlir::memopt::getBlockedGradientBytes(TorchOp op, Value value,
+                                      const TrainingMemoryOptions &options) {
+  BackwardKernelAttr kernel = op.getBackwardAttr();
+  if (!kernel || kernel.getKernel() != BackwardKernel::weight_rows ||
+      options.gradBuffers != GradBuffers::Resident || options.worldSize > 1 ||
+      value != op.getOperandArg(1))
+    return -1;
+  RankedTensorType weight = op.getStaticTensorArg(1);
+  int64_t bytes = weight ? getDeviceBytes(weight) : -1;
+  if (bytes < 0 || weight.getRank() != 2 || weight.getDimSize(0) <= 0)
+    return -1;
+  int64_t rows = weight.getDimSize(0);
+  return ::memopt::runtime::getWeightGradBlockBytes(rows, bytes / rows);
 }

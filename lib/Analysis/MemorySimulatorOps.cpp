@@ -540,7 +540,12 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
     int64_t before = live;
     if (incoming)
       for (auto [value, fresh] : node.grads) {
-        unsigned grad = fresh ? newStorage(bytesOf(value, node.op)) : *incoming;
+        int64_t blocked = -1;
+        if (auto torchOp = dyn_cast<TorchOp>(node.op); torchOp && fresh)
+          blocked = getBlockedGradientBytes(torchOp, value, options);
+        unsigned grad = !fresh         ? *incoming
+                        : blocked >= 0 ? newStorage(blocked)
+                                       : newStorage(bytesOf(value, node.op));
         retain(grad);
         if (int64_t unreduced =
                 fresh ? unreducedGradBytes(node.op, value) : 0) {

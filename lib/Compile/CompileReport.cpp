@@ -10,6 +10,7 @@
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Dialect/MemoptTypes.h"
 #include "memopt/Runtime/BatchNormChunks.h"
+#include "memopt/Runtime/WeightGradChunks.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -276,15 +277,27 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
       }
       if (auto kernel = torchOp.getBackwardAttr();
           kernel && torchOp->getNumOperands() > 0) {
-        // ATen's CPU kernel: one input-sized buffer; by channel: four
-        // chunks (BatchNormChunks.h).
-        auto type = cast<RankedTensorType>(torchOp->getOperand(0).getType());
-        int64_t bytes = getDeviceBytes(type);
-        report.backwardKernels.push_back(
-            {describeValue(op->getResult(0), names),
-             stringifyBackwardKernel(kernel.getKernel()).str(), bytes,
-             ::memopt::runtime::getBatchNormByChannelTransientBytes(
-                 type.getDimSize(1), bytes)});
+        std::string kind = stringifyBackwardKernel(kernel.getKernel()).str();
+        std::string what = describeValue(op->getResult(0), names);
+        if (kernel.getKernel() == BackwardKernel::weight_rows) {
+          // The whole weight gradient, or one block of its rows
+          // (WeightGradChunks.h).
+          RankedTensorType weight = torchOp.getStaticTensorArg(1);
+          int64_t bytes = getDeviceBytes(weight);
+          int64_t rows = weight.getDimSize(0);
+          report.backwardKernels.push_back(
+              {what, kind, bytes,
+               ::memopt::runtime::getWeightGradBlockBytes(rows, bytes / rows)});
+        } else {
+          // ATen's CPU kernel: one input-sized buffer; by channel: four
+          // chunks (BatchNormChunks.h).
+          auto type = cast<RankedTensorType>(torchOp->getOperand(0).getType());
+          int64_t bytes = getDeviceBytes(type);
+          report.backwardKernels.push_back(
+              {what, kind, bytes,
+               ::memopt::runtime::getBatchNormByChannelTransientBytes(
+                   type.getDimSize(1), bytes)});
+        }
       }
       return;
     }

@@ -182,15 +182,20 @@ static void printSignature(const CompileReport &report,
                  : "  (prefetched as " + o.prefetchAt + " starts backward)")
          << "\n";
     if (!s.backwardKernels.empty()) {
-      int64_t aten = 0, now = 0;
+      int64_t aten = 0, now = 0, byChannel = 0;
       for (const BackwardKernelReport &k : s.backwardKernels) {
         aten += k.transientBytesAten;
         now += k.transientBytes;
+        byChannel += k.kind == "by_channel";
       }
-      line("lean backward") << s.backwardKernels.size()
-                            << " batch-norm(s) by channel, backward buffers "
-                            << formatBytes(aten) << " -> " << formatBytes(now)
-                            << "\n";
+      llvm::raw_ostream &kernels = line("lean backward");
+      if (byChannel)
+        kernels << byChannel << " batch-norm(s) by channel, ";
+      if (s.backwardKernels.size() > size_t(byChannel))
+        kernels << s.backwardKernels.size() - byChannel
+                << " weight gradient(s) by row block, ";
+      kernels << "backward buffers " << formatBytes(aten) << " -> "
+              << formatBytes(now) << "\n";
       for (const BackwardKernelReport &k : s.backwardKernels)
         os << "    " << k.what << "  " << k.kind << "  "
            << formatBytes(k.transientBytesAten) << " -> "

@@ -168,7 +168,22 @@ LogicalResult TorchOp::verify() {
       return emitOpError("saved_form needs a statically shaped "
                          "floating-point tensor as operand 0");
   }
-  if (auto backward = getBackwardAttr()) {
+  if (auto backward = getBackwardAttr();
+      backward && backward.getKernel() == BackwardKernel::weight_rows) {
+    // memopt::linear_weight_rows takes aten::linear's three arguments and
+    // writes row blocks of a 2-D weight's gradient.
+    RankedTensorType weight = getStaticTensorArg(1);
+    if (name != "aten::linear" || getOverload().value_or("") != "" ||
+        getArgs().size() != 3 || getNumResults() != 1)
+      return emitOpError("backward ")
+             << backward << " is only supported on 'aten::linear', not '"
+             << name << "'";
+    if (!staticFloatOperand0() || !weight || weight.getRank() != 2 ||
+        !isa<FloatType>(weight.getElementType()))
+      return emitOpError("backward ")
+             << backward << " needs statically shaped floating-point input "
+             << "and 2-D weight tensors";
+  } else if (backward) {
     // The runtime op takes aten::batch_norm's arguments, in training mode.
     if (!isTrainingBatchNorm())
       return emitOpError("backward ")

@@ -56,10 +56,11 @@ StringRef mlir::memopt::stringifyPreference(Preference preference) {
   return "balanced";
 }
 
-/// Removes every `backward` kernel attribute (batch-norm by channel) from
-/// `func` when the modelled peak then stays within `limitBytes`, and returns
-/// that peak; otherwise leaves them all (nullopt). All at once: one model
-/// run, and a plan whose peak sits at one batch-norm's backward keeps them.
+/// Removes the `backward` kernel attributes (batch-norm by channel, weight
+/// gradients by row block) that `func`'s modelled peak can do without while
+/// staying within `limitBytes`, and returns that peak; nullopt when every
+/// one stays. All of them at once first (one model run; a plan whose peak
+/// sits at one marked op keeps them all), then one kind at a time.
 static std::optional<int64_t>
 dropUnneededBackwardKernels(func::FuncOp func, int64_t limitBytes) {
   SmallVector<std::pair<TorchOp, BackwardKernelAttr>> marked;
@@ -67,16 +68,32 @@ dropUnneededBackwardKernels(func::FuncOp func, int64_t limitBytes) {
     if (BackwardKernelAttr kernel = op.getBackwardAttr())
       marked.push_back({op, kernel});
   });
-  if (marked.empty())
+  auto tryDropping =
+      [&](std::optional<BackwardKernel> kind) -> std::optional<int64_t> {
+    SmallVector<std::pair<TorchOp, BackwardKernelAttr>> dropped;
+    for (auto &[op, kernel] : marked)
+      if (op.getBackwardAttr() && (!kind || kernel.getKernel() == *kind)) {
+        op.removeBackwardAttr();
+        dropped.push_back({op, kernel});
+      }
+    if (dropped.empty())
+      return std::nullopt;
+    int64_t peak = TrainingMemoryModel(func).predictPeak();
+    if (peak <= limitBytes)
+      return peak;
+    for (auto &[op, kernel] : dropped)
+      op.setBackwardAttr(kernel);
     return std::nullopt;
-  for (auto &[op, kernel] : marked)
-    op.removeBackwardAttr();
-  int64_t peak = TrainingMemoryModel(func).predictPeak();
-  if (peak <= limitBytes)
+  };
+  if (std::optional<int64_t> peak = tryDropping(std::nullopt))
     return peak;
-  for (auto &[op, kernel] : marked)
-    op.setBackwardAttr(kernel);
-  return std::nullopt;
+  // Each successful drop leaves the marks off: the last peak is the plan's.
+  std::optional<int64_t> peakAfterDrops;
+  for (BackwardKernel kind :
+       {BackwardKernel::by_channel, BackwardKernel::weight_rows})
+    if (std::optional<int64_t> peak = tryDropping(kind))
+      peakAfterDrops = peak;
+  return peakAfterDrops;
 }
 
 double mlir::memopt::getTimeBudgetFraction(Preference preference) {
@@ -362,8 +379,9 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
                 "--allow-over-budget";
   }
 
-  // By-channel batch-norm backwards cost two strided copies each: keep them
-  // only when the plan needs them (its peak, or its budget).
+  // By-channel batch-norm backwards cost two strided copies each, row
+  // blocks of a weight gradient a few more calls: keep them only when the
+  // plan needs them (its peak, or its budget).
   if (std::optional<int64_t> peak = dropUnneededBackwardKernels(
           func, budget && summary.feasible
                     ? std::max(*budget, summary.plannedPeakBytes)

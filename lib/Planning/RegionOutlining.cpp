@@ -139,7 +139,14 @@ FailureOr<CheckpointOp> mlir::memopt::outlineCheckpointRegion(
     for (Value operand : op->getOperands())
       if (!mapping.contains(operand))
         materializeFree(operand, mapping, builder);
-    builder.clone(*op, mapping);
+    Operation *clone = builder.clone(*op, mapping);
+    // A region's recompute hands its parameters' gradients to the runtime,
+    // which passes each whole sum to the accumulator: there is no `.grad`
+    // to add row blocks into from inside a region.
+    if (auto torchOp = dyn_cast<TorchOp>(clone))
+      if (BackwardKernelAttr kernel = torchOp.getBackwardAttr();
+          kernel && kernel.getKernel() == BackwardKernel::weight_rows)
+        torchOp.removeBackwardAttr();
   }
   SmallVector<Value> yielded;
   for (Value result : results)

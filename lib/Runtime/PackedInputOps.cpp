@@ -8,6 +8,11 @@
 //   memopt::linear_packed(Tensor input, Tensor weight, Tensor? bias,
 //                         str kind) -> Tensor
 //       aten::linear, likewise.
+//   memopt::linear_weight_rows(Tensor input, Tensor weight, Tensor? bias,
+//                              str saved_input) -> Tensor
+//       aten::linear whose input is kept as is ("keep") or packed, and whose
+//       weight gradient goes into an allocated `.grad` a block of rows at a
+//       time (PackedLinear.cpp).
 //   memopt::set_packed_input_check(bool enabled) -> ()
 //   memopt::packed_input_check_enabled() -> bool
 //       Whether packed inputs are verified to be binary (default on).
@@ -41,6 +46,14 @@ const c10::TypedOperatorHandle<LinearSignature> &linearPackedHandle() {
   static const auto handle = c10::Dispatcher::singleton()
                                  .findSchemaOrThrow("memopt::linear_packed", "")
                                  .typed<LinearSignature>();
+  return handle;
+}
+
+const c10::TypedOperatorHandle<LinearSignature> &linearWeightRowsHandle() {
+  static const auto handle =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("memopt::linear_weight_rows", "")
+          .typed<LinearSignature>();
   return handle;
 }
 
@@ -83,6 +96,15 @@ template <c10::DeviceType Device> struct Autocast {
     return linearPackedHandle().call(cast(input), cast(weight), cast(bias),
                                      kind);
   }
+
+  static at::Tensor linearWeightRows(const at::Tensor &input,
+                                     const at::Tensor &weight,
+                                     const c10::optional<at::Tensor> &bias,
+                                     c10::string_view savedInput) {
+    c10::impl::ExcludeDispatchKeyGuard noAutocast(key());
+    return linearWeightRowsHandle().call(cast(input), cast(weight), cast(bias),
+                                         savedInput);
+  }
 };
 
 } // namespace
@@ -93,6 +115,8 @@ TORCH_LIBRARY_FRAGMENT(memopt, m) {
         "int[] padding, int[] dilation, int groups, str kind) -> Tensor");
   m.def("linear_packed(Tensor input, Tensor weight, Tensor? bias, str kind) "
         "-> Tensor");
+  m.def("linear_weight_rows(Tensor input, Tensor weight, Tensor? bias, "
+        "str saved_input) -> Tensor");
   // No tensor argument: catch-all kernels.
   m.def("set_packed_input_check(bool enabled) -> ()",
         &memopt::runtime::setPackedInputCheck);
@@ -103,28 +127,36 @@ TORCH_LIBRARY_FRAGMENT(memopt, m) {
 TORCH_LIBRARY_IMPL(memopt, CPU, m) {
   m.impl("conv_packed", &memopt::runtime::packedops::convForward);
   m.impl("linear_packed", &memopt::runtime::packedops::linearForward);
+  m.impl("linear_weight_rows",
+         &memopt::runtime::packedops::linearWeightRowsForward);
 }
 
 TORCH_LIBRARY_IMPL(memopt, Autograd, m) {
   m.impl("conv_packed", &memopt::runtime::packedops::convAutograd);
   m.impl("linear_packed", &memopt::runtime::packedops::linearAutograd);
+  m.impl("linear_weight_rows",
+         &memopt::runtime::packedops::linearWeightRowsAutograd);
 }
 
 TORCH_LIBRARY_IMPL(memopt, AutocastCPU, m) {
   using CPUCast = memopt::runtime::packedops::Autocast<c10::DeviceType::CPU>;
   m.impl("conv_packed", &CPUCast::conv);
   m.impl("linear_packed", &CPUCast::linear);
+  m.impl("linear_weight_rows", &CPUCast::linearWeightRows);
 }
 
 #ifdef MEMOPT_WITH_CUDA
 TORCH_LIBRARY_IMPL(memopt, CUDA, m) {
   m.impl("conv_packed", &memopt::runtime::packedops::convForward);
   m.impl("linear_packed", &memopt::runtime::packedops::linearForward);
+  m.impl("linear_weight_rows",
+         &memopt::runtime::packedops::linearWeightRowsForward);
 }
 
 TORCH_LIBRARY_IMPL(memopt, AutocastCUDA, m) {
   using CUDACast = memopt::runtime::packedops::Autocast<c10::DeviceType::CUDA>;
   m.impl("conv_packed", &CUDACast::conv);
   m.impl("linear_packed", &CUDACast::linear);
+  m.impl("linear_weight_rows", &CUDACast::linearWeightRows);
 }
 #endif

@@ -28,6 +28,9 @@ using LinearSignature = at::Tensor(const at::Tensor &, const at::Tensor &,
 /// memopt::conv_packed / memopt::linear_packed through the dispatcher.
 const c10::TypedOperatorHandle<ConvSignature> &convPackedHandle();
 const c10::TypedOperatorHandle<LinearSignature> &linearPackedHandle();
+/// memopt::linear_weight_rows (same signature: the last string is how the
+/// input is saved, "keep", "bit" or "bool").
+const c10::TypedOperatorHandle<LinearSignature> &linearWeightRowsHandle();
 
 /// Forward kernels: at::convNd / at::linear (the kind is only validated).
 at::Tensor convForward(const at::Tensor &input, const at::Tensor &weight,
@@ -38,6 +41,10 @@ at::Tensor convForward(const at::Tensor &input, const at::Tensor &weight,
 at::Tensor linearForward(const at::Tensor &input, const at::Tensor &weight,
                          const c10::optional<at::Tensor> &bias,
                          c10::string_view kind);
+at::Tensor linearWeightRowsForward(const at::Tensor &input,
+                                   const at::Tensor &weight,
+                                   const c10::optional<at::Tensor> &bias,
+                                   c10::string_view savedInput);
 
 /// Autograd kernels.
 at::Tensor convAutograd(const at::Tensor &input, const at::Tensor &weight,
@@ -48,6 +55,10 @@ at::Tensor convAutograd(const at::Tensor &input, const at::Tensor &weight,
 at::Tensor linearAutograd(const at::Tensor &input, const at::Tensor &weight,
                           const c10::optional<at::Tensor> &bias,
                           c10::string_view kind);
+at::Tensor linearWeightRowsAutograd(const at::Tensor &input,
+                                    const at::Tensor &weight,
+                                    const c10::optional<at::Tensor> &bias,
+                                    c10::string_view savedInput);
 
 } // namespace memopt::runtime::packedops
 

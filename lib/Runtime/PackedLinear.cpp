@@ -19,14 +19,22 @@
 // gradient of the op that consumed it), with the same tensors, sizes and
 // strides, so the results equal eager's bit for bit.
 //
+// memopt::linear_weight_rows is the same Function with the input kept as is
+// ("keep") or packed, whose weight gradient, where eager would add it whole
+// into an allocated `.grad`, is computed a block of output rows at a time
+// and each block added into `.grad` (WeightGradChunks.h): the same products
+// and the same additions, without the weight-sized temporary.
+//
 //===----------------------------------------------------------------------===//
 
 #include "BackwardChecks.h"
+#include "CheckpointGradients.h"
 #include "PackedInputOps.h"
 #include "PackedInputSaved.h"
 
 #include "memopt/Runtime/PackedInput.h"
 #include "memopt/Runtime/TorchCompat.h"
+#include "memopt/Runtime/WeightGradChunks.h"
 
 #include <ATen/ExpandUtils.h>
 #include <c10/util/Exception.h>
@@ -47,18 +55,21 @@ enum class LinearPath { Addmm, Mm, Bmm };
 struct LinearPackedState : torch::CustomClassHolder {
   PackedInputLayout layout;
   bool packed = false;
+  /// The input is saved as is (linear_weight_rows with "keep").
+  bool kept = false;
+  /// Add the weight gradient into `.grad` by row blocks where possible.
+  bool weightRows = false;
   LinearPath path = LinearPath::Mm;
   bool hasBias = false;
   std::vector<int64_t> biasSizes;
 };
 
-void checkLinearArgs(const at::Tensor &input, const at::Tensor &weight) {
-  TORCH_CHECK(weight.dim() == 2,
-              "memopt: linear_packed: expected a 2-D weight, got a ",
-              weight.dim(), "-D one");
-  TORCH_CHECK(input.dim() >= 1,
-              "memopt: linear_packed: expected an input of at least 1 "
-              "dimension, got a 0-D one");
+void checkLinearArgs(const at::Tensor &input, const at::Tensor &weight,
+                     const char *op) {
+  TORCH_CHECK(weight.dim() == 2, "memopt: ", op,
+              ": expected a 2-D weight, got a ", weight.dim(), "-D one");
+  TORCH_CHECK(input.dim() >= 1, "memopt: ", op,
+              ": expected an input of at least 1 dimension, got a 0-D one");
 }
 
 LinearPath choosePath(const at::Tensor &input, const at::Tensor &weight,
@@ -98,6 +109,36 @@ int64_t leadingNumel(at::IntArrayRef sizes, size_t trailing) {
   return n;
 }
 
+/// Adds mm_mat2_backward's column-major product grad2^T x2 (the gradient
+/// of a contiguous `weight`) into `weight`'s `.grad`, a block of rows at a
+/// time, where that is what eager's AccumulateGrad would do with the whole
+/// product: a CPU leaf whose `.grad` is allocated with its dtype and sizes,
+/// reached by this call alone (directAccumulator). Returns false, having
+/// written nothing, otherwise.
+bool addWeightGradientByRows(const at::Tensor &grad2, const at::Tensor &x2,
+                             const at::Tensor &weight) {
+  if (!weight.device().is_cpu() || !weight.is_contiguous() ||
+      !x2.device().is_cpu())
+    return false;
+  at::Tensor accumulated = weight.grad();
+  if (!accumulated.defined() || accumulated.layout() != at::kStrided ||
+      accumulated.scalar_type() != grad2.scalar_type() ||
+      accumulated.sizes() != weight.sizes() || accumulated.requires_grad())
+    return false;
+  if (!directAccumulator(weight))
+    return false;
+  const int64_t rows = weight.size(0);
+  const int64_t step = getWeightGradBlockRows(
+      rows, weight.size(1) * static_cast<int64_t>(grad2.element_size()));
+  const at::Tensor gradT = grad2.t();
+  for (int64_t first = 0; first < rows; first += step) {
+    const int64_t count = std::min(step, rows - first);
+    accumulated.narrow(0, first, count)
+        .add_(gradT.narrow(0, first, count).mm(x2));
+  }
+  return true;
+}
+
 /// Gradients of addmm / mm (the Addmm and Mm paths).
 void matrixBackward(const LinearPackedState &state, const at::Tensor &grad,
                     const at::Tensor &x, const at::Tensor &weight,
@@ -123,7 +164,10 @@ void matrixBackward(const LinearPackedState &state, const at::Tensor &grad,
     at::Tensor g = mmMat1Backward(grad2, wt, x2.sizes(), x2.strides());
     result[0] = dim == 2 ? g : dim == 1 ? g.squeeze(0) : g.reshape(x.sizes());
   }
-  if (mask[1])
+  // Added into `.grad` already: nothing to return for the weight.
+  const bool addedByRows =
+      mask[1] && state.weightRows && addWeightGradientByRows(grad2, x2, weight);
+  if (mask[1] && !addedByRows)
     result[1] = mmMat2Backward(grad2, x2, wt.sizes(), wt.strides()).t();
   if (mask[2])
     result[2] = at::sum_to(state.path == LinearPath::Addmm ? grad2 : grad,
@@ -160,12 +204,18 @@ void batchedBackward(const LinearPackedState &state, const at::Tensor &grad,
 
 struct LinearPackedFunction
     : public torch::autograd::Function<LinearPackedFunction> {
+  /// `kind`: how the input is saved (nullopt: as is). `weightRows`: the
+  /// weight gradient goes into `.grad` by row blocks where it can.
   static at::Tensor forward(AutogradContext *ctx, const at::Tensor &input,
                             const at::Tensor &weight,
                             const c10::optional<at::Tensor> &bias,
-                            c10::string_view kindName, CompressionKind kind) {
-    checkLinearArgs(input, weight);
+                            c10::string_view kindName,
+                            c10::optional<CompressionKind> kind,
+                            bool weightRows) {
+    const char *opName = weightRows ? "linear_weight_rows" : "linear_packed";
+    checkLinearArgs(input, weight, opName);
     auto state = c10::make_intrusive<LinearPackedState>();
+    state->weightRows = weightRows;
     state->hasBias = bias.has_value() && bias->defined();
     if (state->hasBias)
       state->biasSizes = bias->sizes().vec();
@@ -174,17 +224,24 @@ struct LinearPackedFunction
     // The input is needed only for the weight gradient (asked of the weight:
     // see ConvPackedFunction::forward).
     at::Tensor payload;
-    if (weight.requires_grad()) {
-      payload = packInput(input, kind, "linear_packed", state->layout);
+    if (weight.requires_grad() && kind) {
+      payload = packInput(input, *kind, opName, state->layout);
       state->packed = true;
     } else {
       describeInput(input, state->layout);
+      if (weight.requires_grad()) {
+        payload = input; // what eager's addmm / mm keeps
+        state->kept = true;
+      }
     }
     at::Tensor output;
     {
       at::AutoDispatchBelowADInplaceOrView belowAutograd;
-      output =
-          packedops::linearPackedHandle().call(input, weight, bias, kindName);
+      output = weightRows
+                   ? packedops::linearWeightRowsHandle().call(input, weight,
+                                                              bias, kindName)
+                   : packedops::linearPackedHandle().call(input, weight, bias,
+                                                          kindName);
     }
     ctx->save_for_backward({payload, weight});
     ctx->saved_data[kStateKey] = c10::IValue::make_capsule(state);
@@ -192,14 +249,15 @@ struct LinearPackedFunction
   }
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
-    refuseDoubleBackward("linear_packed");
     auto state = c10::static_intrusive_pointer_cast<LinearPackedState>(
         ctx->saved_data.at(kStateKey).toCapsule());
+    refuseDoubleBackward(state->weightRows ? "linear_weight_rows"
+                                           : "linear_packed");
     variable_list saved = ctx->get_saved_variables();
     const at::Tensor &payload = saved[0];
     const at::Tensor &weight = saved[1];
 
-    variable_list result(5); // input, weight, bias, kind name, kind
+    variable_list result(6); // input, weight, bias, kind name, kind, rows
     const at::Tensor &grad = grads[0];
     if (!grad.defined())
       return result;
@@ -209,7 +267,8 @@ struct LinearPackedFunction
     // Without the weight gradient only the input's sizes and strides matter:
     // a meta tensor carries them for free.
     const at::Tensor x =
-        state->packed && mask[1]
+        state->kept && mask[1] ? payload
+        : state->packed && mask[1]
             ? unpackInput(payload, state->layout)
             : inputPlaceholder(state->layout, grad.options().device(at::kMeta));
     if (state->path == LinearPath::Bmm)
@@ -228,7 +287,7 @@ at::Tensor linearForward(const at::Tensor &input, const at::Tensor &weight,
                          const c10::optional<at::Tensor> &bias,
                          c10::string_view kind) {
   parsePackedInputKind(kind, "linear_packed");
-  checkLinearArgs(input, weight);
+  checkLinearArgs(input, weight, "linear_packed");
   return at::linear(input, weight, bias);
 }
 
@@ -247,7 +306,43 @@ at::Tensor linearAutograd(const at::Tensor &input, const at::Tensor &weight,
   c10::optional<at::Tensor> definedBias;
   if (hasBias)
     definedBias = *bias;
-  return LinearPackedFunction::apply(input, weight, definedBias, kind, parsed);
+  return LinearPackedFunction::apply(input, weight, definedBias, kind, parsed,
+                                     /*weightRows=*/false);
+}
+
+c10::optional<CompressionKind> parseSavedInput(c10::string_view savedInput) {
+  if (savedInput == "keep")
+    return c10::nullopt;
+  return parsePackedInputKind(savedInput, "linear_weight_rows");
+}
+
+at::Tensor linearWeightRowsForward(const at::Tensor &input,
+                                   const at::Tensor &weight,
+                                   const c10::optional<at::Tensor> &bias,
+                                   c10::string_view savedInput) {
+  parseSavedInput(savedInput);
+  checkLinearArgs(input, weight, "linear_weight_rows");
+  return at::linear(input, weight, bias);
+}
+
+at::Tensor linearWeightRowsAutograd(const at::Tensor &input,
+                                    const at::Tensor &weight,
+                                    const c10::optional<at::Tensor> &bias,
+                                    c10::string_view savedInput) {
+  const c10::optional<CompressionKind> parsed = parseSavedInput(savedInput);
+  const bool hasBias = bias.has_value() && bias->defined();
+  const bool needsGrad = at::GradMode::is_enabled() &&
+                         (input.requires_grad() || weight.requires_grad() ||
+                          (hasBias && bias->requires_grad()));
+  if (!needsGrad) {
+    at::AutoDispatchBelowADInplaceOrView belowAutograd;
+    return linearWeightRowsHandle().call(input, weight, bias, savedInput);
+  }
+  c10::optional<at::Tensor> definedBias;
+  if (hasBias)
+    definedBias = *bias;
+  return LinearPackedFunction::apply(input, weight, definedBias, savedInput,
+                                     parsed, /*weightRows=*/true);
 }
 
 } // namespace packedops

@@ -177,6 +177,38 @@ def vit(batch: int = 2, image: int = 32, patch: int = 8, layers: int = 2,
 # torchvision CNNs
 # ---------------------------------------------------------------------------
 
+class ConvClassifier(nn.Module):
+    """Two conv-ReLU-max-pool stages and a VGG/AlexNet-style classifier
+    (flatten, a wide linear layer, ReLU, dropout, the output layer), whose
+    first weight is most of the model: its gradient, not the activations,
+    sets a training step's peak."""
+
+    def __init__(self, image: int = 64, width: int = 32, hidden: int = 2048,
+                 classes: int = 10):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, width // 2, 3, padding=1), nn.ReLU(inplace=True),
+            nn.MaxPool2d(2),
+            nn.Conv2d(width // 2, width, 3, padding=1), nn.ReLU(inplace=True),
+            nn.MaxPool2d(2))
+        flat = width * (image // 4) * (image // 4)
+        self.classifier = nn.Sequential(
+            nn.Linear(flat, hidden), nn.ReLU(inplace=True), nn.Dropout(0.5),
+            nn.Linear(hidden, classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.classifier(torch.flatten(self.features(x), 1))
+
+
+def conv_classifier(batch: int = 2, image: int = 64, width: int = 32,
+                    hidden: int = 2048) -> Tuple[nn.Module, Inputs]:
+    """A ConvClassifier on `batch` RGB images of `image` pixels (a
+    width * image^2 / 16 x hidden first classifier weight: 64 MiB at the
+    defaults)."""
+    model = ConvClassifier(image, width, hidden)
+    return model.train(), [("x", (batch, 3, image, image))]
+
+
 def torchvision_model(name: str, batch: int = 2,
                       image: int = 32) -> Tuple[nn.Module, Inputs]:
     import torchvision
@@ -201,6 +233,7 @@ ZOO: Dict[str, Callable[..., Tuple[nn.Module, Inputs]]] = {
     "vit": vit,
     "transformer_encoder": transformer_encoder,
     "spiking_vgg": spiking_vgg,
+    "conv_classifier": conv_classifier,
 }
 
 # Two sizes per entry, as keyword arguments of its function.
@@ -221,6 +254,8 @@ SIZES: Dict[str, Dict[str, dict]] = {
                             "large": dict(batch=8, seq=64, dim=128, ff=256)},
     "spiking_vgg": {"small": dict(batch=2, size=32),
                     "large": dict(batch=2, size=48)},
+    "conv_classifier": {"small": dict(batch=2, image=32, hidden=1024),
+                        "large": dict(batch=4, image=64, hidden=2048)},
 }
 
 

@@ -267,8 +267,32 @@ func.func @by_channel_dynamic(%x: tensor<?x3x4x4xf32>) -> tensor<?x3x4x4xf32> {
 
 // -----
 
+func.func @weight_rows_on_conv(%x: tensor<2x3x4x4xf32>, %w: tensor<8x3x1x1xf32>) -> tensor<2x8x4x4xf32> {
+  // expected-error @+1 {{backward #memopt.backward<weight_rows> is only supported on 'aten::linear', not 'aten::conv2d'}}
+  %0 = memopt.op "aten::conv2d"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none, [1, 1], [0, 0], [1, 1], 1] {backward = #memopt.backward<weight_rows>} : (tensor<2x3x4x4xf32>, tensor<8x3x1x1xf32>) -> tensor<2x8x4x4xf32>
+  return %0 : tensor<2x8x4x4xf32>
+}
+
+// -----
+
+func.func @weight_rows_dynamic_input(%x: tensor<?x16xf32>, %w: tensor<8x16xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{backward #memopt.backward<weight_rows> needs statically shaped floating-point input and 2-D weight tensors}}
+  %0 = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {backward = #memopt.backward<weight_rows>} : (tensor<?x16xf32>, tensor<8x16xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @weight_rows_constant_weight(%x: tensor<2x16xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{backward #memopt.backward<weight_rows> needs statically shaped floating-point input and 2-D weight tensors}}
+  %0 = memopt.op "aten::linear"(%x) [#memopt.arg<0>, #memopt.none, #memopt.none] {backward = #memopt.backward<weight_rows>} : (tensor<2x16xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
 func.func @unknown_backward_kernel(%x: tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32> {
-  // expected-error @+2 {{expected ::mlir::memopt::BackwardKernel to be one of: by_channel}}
+  // expected-error @+2 {{expected ::mlir::memopt::BackwardKernel to be one of: by_channel, weight_rows}}
   // expected-error @+1 {{failed to parse Memopt_BackwardKernelAttr parameter 'kernel'}}
   %0 = memopt.op "aten::batch_norm"(%x) [#memopt.arg<0>, #memopt.none, #memopt.none, #memopt.none, #memopt.none, true, 0.1, 1.0e-05, true] {backward = #memopt.backward<by_row>} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   return %0 : tensor<2x3x4x4xf32>

@@ -34,6 +34,19 @@ func.func @graph(%x: tensor<8x3x32x32xf32>) -> tensor<8x16x32x32xf32> {
       [#memopt.arg<0>, #memopt.none, #memopt.none, #memopt.arg<1>, #memopt.arg<2>, true, 0.1, 1.0e-05, true]
       {backward = #memopt.backward<by_channel>, mutates = array<i64: 1, 2>}
       : (tensor<8x16x32x32xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
+  // A linear layer whose weight gradient goes into `.grad` by row blocks,
+  // with and without its binary input packed.
+  // CHECK: memopt.op "aten::linear"(%{{.*}}) [{{.*}}] {backward = #memopt.backward<weight_rows>}
+  %flat = memopt.op "aten::flatten"(%y) [#memopt.arg<0>, 1, -1] {views = array<i64: 0>}
+      : (tensor<8x16x32x32xf32>) -> tensor<8x16384xf32>
+  %lw = memopt.param "fc.weight" : tensor<10x16384xf32>
+  %lr = memopt.op "aten::linear"(%flat, %lw) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none]
+      {backward = #memopt.backward<weight_rows>}
+      : (tensor<8x16384xf32>, tensor<10x16384xf32>) -> tensor<8x10xf32>
+  // CHECK: memopt.op "aten::linear"(%{{.*}}) [{{.*}}] {backward = #memopt.backward<weight_rows>, saved_input = #memopt.compress<bit>}
+  %lp = memopt.op "aten::linear"(%flat, %lw) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none]
+      {backward = #memopt.backward<weight_rows>, saved_input = #memopt.compress<bit>}
+      : (tensor<8x16384xf32>, tensor<10x16384xf32>) -> tensor<8x10xf32>
   // Every kind of constant argument survives: float, bool, string, None.
   // CHECK: memopt.op "aten::dropout"(%{{.*}}) [#memopt.arg<0>, 5.000000e-01, true] {nondeterministic, overload = ""}
   %d = memopt.op "aten::dropout"(%y) [#memopt.arg<0>, 0.5, true] {nondeterministic, overload = ""}

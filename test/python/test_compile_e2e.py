@@ -74,6 +74,9 @@ CASES: Dict[str, Case] = {
                      mlp=128)),
     "transformer_encoder": Case(dict(batch=8, seq=64, dim=64, ff=128,
                                      layers=4)),
+    # Its peak is the 8192 x 2048 classifier weight's gradient (64 MiB),
+    # added into `.grad` by row blocks of 4 MiB with .grad resident.
+    "conv_classifier": Case(dict(batch=4, image=64), memory_ratio=5.0),
 }
 
 CONFIGS = {

@@ -76,11 +76,12 @@ struct OffloadedReport {
   std::string prefetchAt;
 };
 
-/// An op whose backward runs a leaner kernel (batch-norm by channel): its
-/// transient bytes in backward, with ATen's kernel and as it runs now.
+/// An op whose backward runs a leaner kernel (batch-norm by channel, a
+/// linear weight gradient by row block): its transient bytes in backward,
+/// with ATen's kernel and as it runs now.
 struct BackwardKernelReport {
   std::string what; // "bn1 (aten::batch_norm)"
-  std::string kind; // by_channel
+  std::string kind; // by_channel, weight_rows
   int64_t transientBytesAten = 0, transientBytes = 0;
 };
 

@@ -59,6 +59,15 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     buffer shrinks to a chunk. Each channel's gradient is computed from that
     channel alone, so gradients are unchanged, bit for bit.
 
+    `backward = #memopt.backward<weight_rows>` (set by
+    `memopt-chunk-weight-gradients` on an `aten::linear` with a large
+    parameter weight, when `.grad` stays allocated between steps) computes
+    the weight gradient a block of output rows at a time and adds each block
+    into the weight's `.grad` in place (`memopt::linear_weight_rows`),
+    instead of one weight-sized temporary that autograd adds at the end.
+    Each row of the gradient is the same product over the same rows of the
+    output gradient and the input, so `.grad` is unchanged, bit for bit.
+
     `high_water = #memopt.high_water<...>` (set by `memopt-compile`'s kernel
     probe on convolutions and recurrent layers) gives the measured peak
     memory of the op's forward and backward kernels, and `measured_saves =

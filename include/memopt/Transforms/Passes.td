@@ -209,7 +209,7 @@ def SpecializeSignatures : Pass<"memopt-specialize-signatures", "::mlir::ModuleO
 }
 
 def FunctionalizeLists : Pass<"memopt-functionalize-lists", "::mlir::func::FuncOp"> {
-  let summary = "Rebuild append-only lists as one ListConstruct";
+  let summary = "Rebuild append-only lists as one ListConstruct and resolve its constant reads";
   let description = [{
     A list created empty, filled only by `aten::append` (whose results are
     unused) and read only after its last append is replaced by a single
@@ -218,6 +218,14 @@ def FunctionalizeLists : Pass<"memopt-functionalize-lists", "::mlir::func::FuncO
     `torch.stack(spikes)` becomes: the analyses then see through the list
     and the planner may cut between time steps. Lists read between appends,
     written by other ops or used in nested regions are left alone.
+
+    Then every `aten::__getitem__` of a list that is a `prim::ListConstruct`
+    no op writes, at an index computed from constants and list lengths
+    (`aten::len`, int `add` / `sub` / `mul`: `skips[len(skips) - 1 - i]` in
+    an unrolled U-Net decoder), is replaced by the element itself, and the
+    list and index arithmetic nothing reads any more are erased. Without
+    this, a checkpoint region that reads one skip connection through the
+    list takes every element as an input and keeps it for its backward.
   }];
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }
@@ -239,6 +247,33 @@ def SplitRecurrentLayers : Pass<"memopt-split-recurrent-layers", "::mlir::func::
     right after import, before the kernel probe measures each call, for CPU
     plans only: on CUDA, cuDNN runs a whole stack and draws its dropout
     from its own generator, which one-layer calls would not reproduce.
+  }];
+  let dependentDialects = ["::mlir::memopt::MemoptDialect"];
+}
+
+def ChunkWeightGradients : Pass<"memopt-chunk-weight-gradients", "::mlir::func::FuncOp"> {
+  let summary = "Add large linear weight gradients into `.grad` a row block at a time";
+  let description = [{
+    When `.grad` stays allocated between steps (`memopt.grad_buffers =
+    "resident"` on the module or function: `zero_grad(set_to_none=False)`,
+    PyTorch 1.x's default, or gradient accumulation), autograd computes a
+    linear layer's weight gradient as a new weight-sized tensor and adds it
+    into `.grad` afterwards. Every `aten::linear` outside checkpoint regions
+    whose weight is a trainable parameter used by no other op, with static
+    shapes, and whose gradient spans more than four row blocks of about 4 MiB
+    (include/memopt/Runtime/WeightGradChunks.h) gets
+    `backward = #memopt.backward<weight_rows>`: the runtime
+    (`memopt::linear_weight_rows`) computes the gradient a block of output
+    rows at a time and adds each block into `.grad`, so one block is live
+    instead of the whole gradient. Each block is the same product over the
+    same rows, so `.grad` gets the same bits; where the runtime finds
+    `.grad` not allocated, hooks on the weight, or another holder of its
+    accumulator (DDP), it returns the whole gradient as eager does. A
+    weight used twice (a tied LM head) is left alone: autograd sums its
+    gradients before adding them. `memopt-insert-checkpoints` removes the
+    mark again when its plan's peak holds without it, and from linear
+    layers it moves into a region. memopt-compile runs it for CPU plans
+    only (cuBLAS may reduce a block of rows in another order).
   }];
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }

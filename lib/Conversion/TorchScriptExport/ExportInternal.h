@@ -123,6 +123,7 @@ extern const char *const kReluMaskedInplaceSchema;
 extern const char *const kDropoutMaskedSchema;
 extern const char *const kMaxPool2dLeanSchema;
 extern const char *const kBatchNormByChannelSchema;
+extern const char *const kLinearWeightRowsSchema;
 
 /// Declares the runtime ops the exporter emits (schema only, no kernel) for
 /// as long as the handles live, except those already registered (the runtime

@@ -226,15 +226,17 @@ LogicalResult GraphEmitter::emitTorchOp(TorchOp op) {
     inputs.push_back(constant);
   }
 
+  // Before saved_input: a linear layer's weight-row backward packs its
+  // input itself.
+  if (op.getBackwardAttr())
+    return exporter::emitBackwardKernelOp(op, schema, std::move(inputs), graph,
+                                          values);
   if (op.getSavedInputAttr())
     return exporter::emitPackedInputOp(op, schema, std::move(inputs), graph,
                                        values);
   if (op.getSavedFormAttr())
     return exporter::emitSavedFormOp(op, schema, std::move(inputs), graph,
                                      values);
-  if (op.getBackwardAttr())
-    return exporter::emitBackwardKernelOp(op, schema, std::move(inputs), graph,
-                                          values);
 
   Node *node;
   if (name == "prim::TupleConstruct") {

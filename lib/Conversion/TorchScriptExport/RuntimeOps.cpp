@@ -44,6 +44,9 @@ const char *const exporter::kBatchNormByChannelSchema =
     "memopt::batch_norm_by_channel(Tensor input, Tensor? weight, "
     "Tensor? bias, Tensor(a!)? running_mean, Tensor(b!)? running_var, "
     "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor";
+const char *const exporter::kLinearWeightRowsSchema =
+    "memopt::linear_weight_rows(Tensor input, Tensor weight, Tensor? bias, "
+    "str saved_input) -> Tensor";
 
 /// A runtime schema and its alias analysis, as TORCH_LIBRARY's def in the
 /// runtime declares it: as the schema says (relu_masked_ writes its input),
@@ -63,6 +66,7 @@ static const RuntimeSchema kRuntimeSchemas[] = {
     {exporter::kReluMaskedInplaceSchema},
     {exporter::kMaxPool2dLeanSchema},
     {exporter::kBatchNormByChannelSchema},
+    {exporter::kLinearWeightRowsSchema},
     {exporter::kDropoutMaskedSchema, c10::AliasAnalysisKind::CONSERVATIVE}};
 
 /// The operator symbol of a schema string ("memopt::checkpoint").

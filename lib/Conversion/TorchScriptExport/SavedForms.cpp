@@ -6,7 +6,10 @@
 // `memopt.op "aten::max_pool2d"(...) {saved_form = #memopt.saved<indices>}`
 // becomes memopt::max_pool2d_lean, and `memopt.op "aten::batch_norm"(...)
 // {backward = #memopt.backward<by_channel>}` memopt::batch_norm_by_channel,
-// with the ATen operator's arguments in the same order (docs/runtime.md).
+// with the ATen operator's arguments in the same order (docs/runtime.md);
+// `aten::linear` with `backward = #memopt.backward<weight_rows>`
+// memopt::linear_weight_rows, its arguments then the saved_input kind
+// ("keep" without one).
 //
 //===----------------------------------------------------------------------===//
 #include "ExportInternal.h"
@@ -91,6 +94,26 @@ LogicalResult exporter::emitBackwardKernelOp(
   auto fail = [&](const Twine &why) {
     return op.emitError("cannot export ") << what << ": " << why;
   };
+  if (kernel.getKernel() == BackwardKernel::weight_rows &&
+      name == "aten::linear") {
+    if (op.getNumResults() != 1 ||
+        !isa<mlir::TensorType>(op.getResult(0).getType()))
+      return fail("expected one tensor result");
+    if (schema && !schema->overload_name().empty())
+      return fail("unknown overload '" + Twine(schema->overload_name()) + "'");
+    if (inputs.size() != 3)
+      return fail("expected 3 arguments in schema order, got " +
+                  Twine(inputs.size()));
+    // The verifier allows saved_input = bit or bool only.
+    std::string savedInput = "keep";
+    if (CompressPolicyAttr saved = op.getSavedInputAttr())
+      savedInput = stringifyCompressionKind(saved.getKind()).str();
+    if (failed(checkRuntimeSchema(op, what, kLinearWeightRowsSchema)))
+      return failure();
+    inputs.push_back(graph.insertConstant(savedInput));
+    return emitRuntimeCall(op, what, "memopt::linear_weight_rows",
+                           kLinearWeightRowsSchema, inputs, graph, values);
+  }
   if (kernel.getKernel() != BackwardKernel::by_channel ||
       name != "aten::batch_norm")
     return fail("the runtime has no such kernel");
