@@ -16,6 +16,9 @@ public:
                   const TrainingMemoryOptions &options)
       : model(model), options(options) {}
   void run(Operation *funcOp);
+  /// Lists the live storages as the timeline entry `index` is made (the
+  /// model's peak tensors).
+  void recordPeakTensorsAt(unsigned index) { peakTensorsIndex = index; }
 
 private:
   struct Storage {
@@ -39,6 +42,12 @@ private:
   void retain(unsigned id) { ++storages[id].refs; }
   void release(unsigned id);
   void define(Value value, ArrayRef<unsigned> ids);
+  /// Records that storage `id` was made to hold `value`'s gradient (the
+  /// first such value names it in the peak's tensors).
+  void noteGradOf(Value value, unsigned id) {
+    if (!gradOwners[id])
+      gradOwners[id] = value;
+  }
   void drop(Value value);
   /// Appends a timeline entry: the live bytes plus `transient` bytes the op
   /// holds only while it runs (kernel workspace).
@@ -46,6 +55,8 @@ private:
   /// A timeline point at `high` bytes (a measured peak, which may be below
   /// the live bytes the simulator adds up).
   void recordHigh(Operation *op, MemoryPhase phase, int64_t high);
+  /// Fills the model's peak tensors with what is live now, at `high` bytes.
+  void recordPeakTensors(int64_t high);
   bool requiresGrad(Value value) const { return gradValues.contains(value); }
   int64_t bytesOf(Value value, Operation *user);
   void markUnknown(Operation *op) {
@@ -79,6 +90,9 @@ private:
   TrainingMemoryModel &model;
   const TrainingMemoryOptions &options;
   std::vector<Storage> storages;
+  /// Per storage: the first value defined with it, and the first value
+  /// whose gradient it holds (null when none), which name it at the peak.
+  SmallVector<Value> valueOwners, gradOwners;
   DenseMap<Value, Storages> storagesOf;
   /// What each value was defined with, kept after it dies (list elements).
   DenseMap<Value, Storages> definedStorages;
@@ -98,6 +112,7 @@ private:
   DenseMap<Operation *, DenseMap<unsigned, unsigned>> prefetchedInputs;
   bool gradEnabled = true;
   int64_t live = 0;
+  unsigned peakTensorsIndex = ~0u;
 };
 } // namespace mlir::memopt
 

@@ -440,8 +440,10 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
     return;
   }
   auto [it, first] = gradOf.try_emplace(value, grad);
-  if (first)
+  if (first) {
+    noteGradOf(value, grad);
     return;
+  }
   // A second gradient: autograd adds it in place when it alone holds the
   // first one's storage (InputBuffer::accumulate); a first gradient that is
   // a slice of a bigger one (cat's backward) or shared (add's) is replaced
@@ -454,6 +456,7 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
   unsigned sum = newStorage(bytes);
   retain(sum);
   it->second = sum;
+  noteGradOf(value, sum);
   release(old);
 }
 

@@ -34,6 +34,8 @@ StringRef mlir::memopt::stringifyMemoryPhase(MemoryPhase phase) {
 unsigned MemorySimulator::newStorage(int64_t bytes, bool resident) {
   bytes = getAllocatedBytes(bytes, options.device);
   storages.push_back({std::max<int64_t>(bytes, 0), 0, resident});
+  valueOwners.emplace_back();
+  gradOwners.emplace_back();
   if (!resident)
     live += storages.back().bytes;
   return storages.size() - 1;
@@ -49,8 +51,11 @@ void MemorySimulator::define(Value value, ArrayRef<unsigned> ids) {
   Storages &held = storagesOf[value];
   held.assign(ids.begin(), ids.end());
   definedStorages[value] = held;
-  for (unsigned id : held)
+  for (unsigned id : held) {
     retain(id);
+    if (!valueOwners[id])
+      valueOwners[id] = value;
+  }
 }
 
 void MemorySimulator::drop(Value value) {
@@ -70,10 +75,35 @@ void MemorySimulator::record(Operation *op, MemoryPhase phase,
 void MemorySimulator::recordHigh(Operation *op, MemoryPhase phase,
                                  int64_t high) {
   model.timeline.push_back({op, phase, high});
+  if (model.timeline.size() - 1 == peakTensorsIndex)
+    recordPeakTensors(high);
   if (high > model.peakBytes || model.peakIndex == ~0u) {
     model.peakBytes = std::max(model.peakBytes, high);
     model.peakIndex = model.timeline.size() - 1;
   }
+}
+
+void MemorySimulator::recordPeakTensors(int64_t high) {
+  SmallVector<PeakTensor> &tensors = model.peakTensors;
+  tensors.clear();
+  int64_t counted = 0;
+  for (unsigned id = 0; id < storages.size(); ++id) {
+    const Storage &storage = storages[id];
+    if (storage.refs <= 0 || storage.resident || storage.bytes <= 0)
+      continue;
+    if (Value value = gradOwners[id])
+      tensors.push_back({PeakTensor::Role::Gradient, value, storage.bytes});
+    else if (Value value = valueOwners[id])
+      tensors.push_back({PeakTensor::Role::Value, value, storage.bytes});
+    else
+      tensors.push_back({PeakTensor::Role::Other, Value(), storage.bytes});
+    counted += storage.bytes;
+  }
+  if (high > counted)
+    tensors.push_back({PeakTensor::Role::Workspace, Value(), high - counted});
+  llvm::stable_sort(tensors, [](const PeakTensor &a, const PeakTensor &b) {
+    return a.bytes > b.bytes;
+  });
 }
 
 int64_t MemorySimulator::bytesOf(Value value, Operation *user) {
@@ -131,6 +161,7 @@ void MemorySimulator::run(Operation *funcOp) {
           retain(g);
           retain(g);
           gradOf[gradKey(v)] = g;
+          noteGradOf(gradKey(v), g);
           lossGrads.push_back(g);
         }
       }
@@ -301,6 +332,15 @@ TrainingMemoryModel::TrainingMemoryModel(Operation *op)
 TrainingMemoryModel::TrainingMemoryModel(Operation *op,
                                          const TrainingMemoryOptions &options) {
   MemorySimulator(*this, options).run(op);
+  if (!options.recordPeakTensors || peakIndex == ~0u)
+    return;
+  // Once more, listing the live storages where the peak's entry is made:
+  // listing them at every new high instead would be quadratic in the ops.
+  TrainingMemoryModel replay;
+  MemorySimulator simulator(replay, options);
+  simulator.recordPeakTensorsAt(peakIndex);
+  simulator.run(op);
+  peakTensors = std::move(replay.peakTensors);
 }
 
 const TimelineEntry *TrainingMemoryModel::getPeakEntry() const {

@@ -428,7 +428,7 @@ int mlir::memopt::runCompile(const CompileOptions &options,
       for (const InputSpec &spec : signature.inputs)
         s.inputNames.push_back(spec.name);
     }
-    s.baseline = predictMemory(func, &s.unknownOps);
+    s.baseline = predictMemory(func, &s.unknownOps, s.inputNames);
     if (const std::optional<Budget> &own =
             budgets.empty() ? budget : budgets[i])
       s.budgetBytes = own->resolve(s.baseline.peakBytes);

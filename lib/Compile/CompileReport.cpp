@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -62,10 +63,59 @@ static std::string describeValue(Value value,
   return where.empty() ? name : name + " at " + where;
 }
 
+static StringRef roleName(PeakTensor::Role role) {
+  switch (role) {
+  case PeakTensor::Role::Value:
+    return "value";
+  case PeakTensor::Role::Gradient:
+    return "gradient";
+  case PeakTensor::Role::Workspace:
+    return "workspace";
+  case PeakTensor::Role::Other:
+    break;
+  }
+  return "other";
+}
+
+/// The largest tensors live at the model's peak (storages of one value and
+/// role summed, unnamed ones as one "other"), the rest summed as "other".
+static std::vector<PeakTensorReport>
+describePeakTensors(const TrainingMemoryModel &model,
+                    ArrayRef<std::string> inputNames) {
+  constexpr size_t kShown = 12;
+  std::vector<PeakTensorReport> described;
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  for (const PeakTensor &tensor : model.getPeakTensors()) {
+    PeakTensorReport entry{
+        tensor.value ? describeValue(tensor.value, inputNames) : "",
+        roleName(tensor.role).str(), tensor.bytes};
+    auto [it, inserted] =
+        index.try_emplace({entry.what, entry.role}, described.size());
+    if (inserted)
+      described.push_back(std::move(entry));
+    else
+      described[it->second].bytes += tensor.bytes;
+  }
+  llvm::stable_sort(described, [](const auto &a, const auto &b) {
+    return a.bytes > b.bytes;
+  });
+  if (described.size() > kShown) {
+    int64_t rest = 0;
+    for (size_t i = kShown; i < described.size(); ++i)
+      rest += described[i].bytes;
+    described.resize(kShown);
+    described.push_back({"", "other", rest});
+  }
+  return described;
+}
+
 MemoryPrediction
 mlir::memopt::predictMemory(func::FuncOp func,
-                            std::vector<UnknownOpReport> *unknownOps) {
-  TrainingMemoryModel model(func);
+                            std::vector<UnknownOpReport> *unknownOps,
+                            ArrayRef<std::string> inputNames) {
+  TrainingMemoryOptions options = getStampedMemoryOptions(func);
+  options.recordPeakTensors = true;
+  TrainingMemoryModel model(func, options);
   MemoryPrediction prediction;
   prediction.peakBytes = model.predictPeak();
   prediction.residentBytes = model.getResidentBytes();
@@ -99,6 +149,7 @@ mlir::memopt::predictMemory(func::FuncOp func,
       [](const auto &a, const auto &b) { return a.second > b.second; });
   if (prediction.savedByModule.size() > 10)
     prediction.savedByModule.resize(10);
+  prediction.peakTensors = describePeakTensors(model, inputNames);
   for (const TimelineEntry &entry : model.getTimeline())
     prediction.timeline.push_back(
         {entry.op ? opName(entry.op) : "",
@@ -171,7 +222,7 @@ static std::optional<T> lookupNumber(DictionaryAttr dict, StringRef name) {
 }
 
 void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
-  report.planned = predictMemory(func, &report.unknownOps);
+  report.planned = predictMemory(func, &report.unknownOps, report.inputNames);
   report.regions.clear();
   report.compressed.clear();
   report.offloaded.clear();
@@ -320,7 +371,9 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
 
 void mlir::memopt::printTimeline(func::FuncOp func, llvm::StringRef title,
                                  llvm::raw_ostream &os) {
-  TrainingMemoryModel model(func);
+  TrainingMemoryOptions options = getStampedMemoryOptions(func);
+  options.recordPeakTensors = true;
+  TrainingMemoryModel model(func, options);
   const TimelineEntry *peak = model.getPeakEntry();
   os << "timeline (" << title << ", @" << func.getSymName()
      << "): live bytes above resident while each op runs\n";
@@ -335,6 +388,14 @@ void mlir::memopt::printTimeline(func::FuncOp func, llvm::StringRef title,
       os << "  <- peak";
     os << "\n";
   }
+  if (!peak)
+    return;
+  os << "live at the peak (" << title << ", @" << func.getSymName()
+     << "), largest first:\n";
+  for (const PeakTensorReport &tensor : describePeakTensors(model, {}))
+    os << llvm::format("  %14lld  %-9s %s\n",
+                       static_cast<long long>(tensor.bytes),
+                       tensor.role.c_str(), tensor.what.c_str());
 }
 
 //===----------------------------------------------------------------------===//
@@ -463,6 +524,14 @@ private:
           json.object([&] {
             json.attribute("module_path", text(saved.first));
             json.attribute("bytes", saved.second);
+          });
+      });
+      json.attributeArray("peak_tensors", [&] {
+        for (const PeakTensorReport &tensor : p.peakTensors)
+          json.object([&] {
+            json.attribute("what", text(tensor.what));
+            json.attribute("role", text(tensor.role));
+            json.attribute("bytes", tensor.bytes);
           });
       });
       if (!report->timelineInJSON) {

@@ -202,6 +202,13 @@ void batchedBackward(const LinearPackedState &state, const at::Tensor &grad,
     result[2] = at::sum_to(grad, state.biasSizes);
 }
 
+/// memopt::linear_weight_rows or memopt::linear_packed.
+const c10::TypedOperatorHandle<packedops::LinearSignature> &
+linearHandle(bool weightRows) {
+  return weightRows ? packedops::linearWeightRowsHandle()
+                    : packedops::linearPackedHandle();
+}
+
 struct LinearPackedFunction
     : public torch::autograd::Function<LinearPackedFunction> {
   /// `kind`: how the input is saved (nullopt: as is). `weightRows`: the
@@ -237,11 +244,7 @@ struct LinearPackedFunction
     at::Tensor output;
     {
       at::AutoDispatchBelowADInplaceOrView belowAutograd;
-      output = weightRows
-                   ? packedops::linearWeightRowsHandle().call(input, weight,
-                                                              bias, kindName)
-                   : packedops::linearPackedHandle().call(input, weight, bias,
-                                                          kindName);
+      output = linearHandle(weightRows).call(input, weight, bias, kindName);
     }
     ctx->save_for_backward({payload, weight});
     ctx->saved_data[kStateKey] = c10::IValue::make_capsule(state);
@@ -279,6 +282,35 @@ struct LinearPackedFunction
   }
 };
 
+/// The Autograd kernel of both ops: the op below autograd when no gradient
+/// is wanted, the Function otherwise.
+at::Tensor linearAutogradKernel(const at::Tensor &input,
+                                const at::Tensor &weight,
+                                const c10::optional<at::Tensor> &bias,
+                                c10::string_view kindName,
+                                c10::optional<CompressionKind> kind,
+                                bool weightRows) {
+  const bool hasBias = bias.has_value() && bias->defined();
+  const bool needsGrad = at::GradMode::is_enabled() &&
+                         (input.requires_grad() || weight.requires_grad() ||
+                          (hasBias && bias->requires_grad()));
+  if (!needsGrad) {
+    at::AutoDispatchBelowADInplaceOrView belowAutograd;
+    return linearHandle(weightRows).call(input, weight, bias, kindName);
+  }
+  c10::optional<at::Tensor> definedBias;
+  if (hasBias)
+    definedBias = *bias;
+  return LinearPackedFunction::apply(input, weight, definedBias, kindName, kind,
+                                     weightRows);
+}
+
+c10::optional<CompressionKind> parseSavedInput(c10::string_view savedInput) {
+  if (savedInput == "keep")
+    return c10::nullopt;
+  return parsePackedInputKind(savedInput, "linear_weight_rows");
+}
+
 } // namespace
 
 namespace packedops {
@@ -294,26 +326,9 @@ at::Tensor linearForward(const at::Tensor &input, const at::Tensor &weight,
 at::Tensor linearAutograd(const at::Tensor &input, const at::Tensor &weight,
                           const c10::optional<at::Tensor> &bias,
                           c10::string_view kind) {
-  const CompressionKind parsed = parsePackedInputKind(kind, "linear_packed");
-  const bool hasBias = bias.has_value() && bias->defined();
-  const bool needsGrad = at::GradMode::is_enabled() &&
-                         (input.requires_grad() || weight.requires_grad() ||
-                          (hasBias && bias->requires_grad()));
-  if (!needsGrad) {
-    at::AutoDispatchBelowADInplaceOrView belowAutograd;
-    return linearPackedHandle().call(input, weight, bias, kind);
-  }
-  c10::optional<at::Tensor> definedBias;
-  if (hasBias)
-    definedBias = *bias;
-  return LinearPackedFunction::apply(input, weight, definedBias, kind, parsed,
-                                     /*weightRows=*/false);
-}
-
-c10::optional<CompressionKind> parseSavedInput(c10::string_view savedInput) {
-  if (savedInput == "keep")
-    return c10::nullopt;
-  return parsePackedInputKind(savedInput, "linear_weight_rows");
+  return linearAutogradKernel(input, weight, bias, kind,
+                              parsePackedInputKind(kind, "linear_packed"),
+                              /*weightRows=*/false);
 }
 
 at::Tensor linearWeightRowsForward(const at::Tensor &input,
@@ -329,20 +344,9 @@ at::Tensor linearWeightRowsAutograd(const at::Tensor &input,
                                     const at::Tensor &weight,
                                     const c10::optional<at::Tensor> &bias,
                                     c10::string_view savedInput) {
-  const c10::optional<CompressionKind> parsed = parseSavedInput(savedInput);
-  const bool hasBias = bias.has_value() && bias->defined();
-  const bool needsGrad = at::GradMode::is_enabled() &&
-                         (input.requires_grad() || weight.requires_grad() ||
-                          (hasBias && bias->requires_grad()));
-  if (!needsGrad) {
-    at::AutoDispatchBelowADInplaceOrView belowAutograd;
-    return linearWeightRowsHandle().call(input, weight, bias, savedInput);
-  }
-  c10::optional<at::Tensor> definedBias;
-  if (hasBias)
-    definedBias = *bias;
-  return LinearPackedFunction::apply(input, weight, definedBias, savedInput,
-                                     parsed, /*weightRows=*/true);
+  return linearAutogradKernel(input, weight, bias, savedInput,
+                              parseSavedInput(savedInput),
+                              /*weightRows=*/true);
 }
 
 } // namespace packedops

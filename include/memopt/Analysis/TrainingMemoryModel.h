@@ -90,6 +90,20 @@ struct TrainingMemoryOptions {
   /// trainable parameter's gradient, allocated when DDP wraps the model
   /// (gradient_as_bucket_view=False, DDP's default), so resident.
   int64_t worldSize = 1;
+  /// Keep, at the peak, which tensors are live (getPeakTensors): costs a
+  /// second run of the model, so only for reports.
+  bool recordPeakTensors = false;
+};
+
+/// A storage live where the peak is reached, and what it holds: a value
+/// (an activation, or a tensor saved for backward), the gradient of a value,
+/// or the bytes a kernel holds only while it runs.
+struct PeakTensor {
+  enum class Role { Value, Gradient, Workspace, Other };
+  Role role;
+  /// The value it holds or is the gradient of; null for Workspace / Other.
+  Value value;
+  int64_t bytes;
 };
 
 /// Default options with what is stamped on `op` or its ancestors: the
@@ -135,14 +149,19 @@ public:
   /// are modelled as saving every tensor operand and result) or whose
   /// tensors have dynamic shapes.
   ArrayRef<Operation *> getUnknownOps() const { return unknownOps; }
+  /// With `recordPeakTensors`: the storages live at the peak, largest first
+  /// (kernel workspace as one entry).
+  ArrayRef<PeakTensor> getPeakTensors() const { return peakTensors; }
 
 private:
   friend class MemorySimulator;
+  TrainingMemoryModel() = default;
   SmallVector<TimelineEntry> timeline;
   llvm::DenseMap<Operation *, int64_t> savedBytes;
   llvm::DenseMap<Operation *, SmallVector<Value, 2>> savedValues;
   llvm::DenseSet<Value> nonContiguous;
   SmallVector<Operation *> unknownOps;
+  SmallVector<PeakTensor> peakTensors;
   int64_t peakBytes = 0, endOfForwardBytes = 0, residentBytes = 0;
   int64_t gradientBucketBytes = 0;
   unsigned peakIndex = ~0u;

@@ -31,6 +31,13 @@ struct TimelinePoint {
   int64_t liveBytes = 0;
 };
 
+/// A tensor live at the predicted peak (largest first in MemoryPrediction).
+struct PeakTensorReport {
+  std::string what; // "layer1.0.conv1 (aten::conv2d)", "" for workspace
+  std::string role; // value, gradient, workspace, other
+  int64_t bytes = 0;
+};
+
 /// One TrainingMemoryModel prediction.
 struct MemoryPrediction {
   int64_t peakBytes = 0;
@@ -42,6 +49,9 @@ struct MemoryPrediction {
   std::string peakOp, peakModulePath, peakPhase;
   /// Bytes saved for backward per module path, largest first (at most 10).
   std::vector<std::pair<std::string, int64_t>> savedByModule;
+  /// What is live at the peak, largest first (at most 12, the rest summed
+  /// in one "other" entry).
+  std::vector<PeakTensorReport> peakTensors;
   /// Every op's live bytes, forward then backward (in the JSON report with
   /// `--timeline`).
   std::vector<TimelinePoint> timeline;
@@ -169,9 +179,11 @@ struct CompileReport {
 
 /// Predicts one training step of `func` (see TrainingMemoryModel); fills
 /// `unknownOps` with the ops the saved-tensor table does not know.
-MemoryPrediction predictMemory(func::FuncOp func,
-                               std::vector<UnknownOpReport> *unknownOps =
-                                   nullptr);
+/// `inputNames` name the function's inputs in the peak's tensors.
+MemoryPrediction
+predictMemory(func::FuncOp func,
+              std::vector<UnknownOpReport> *unknownOps = nullptr,
+              ArrayRef<std::string> inputNames = {});
 
 /// Reads what the planning pipeline left on `func` (memopt.plan, checkpoint
 /// regions, compress/offload policies) and predicts its planned peak.
