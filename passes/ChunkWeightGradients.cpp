@@ -61,7 +61,8 @@ struct ChunkWeightGradients
       auto input = op.getStaticTensorArg(0);
       if (!weight || uses.lookup(weight.getPath()) != 1 || !type ||
           type.getRank() != 2 || !input ||
-          !isa<FloatType>(type.getElementType()))
+          !isa<FloatType>(type.getElementType()) ||
+          !isa<FloatType>(input.getElementType()))
         return;
       int64_t rows = type.getDimSize(0);
       int64_t rowBytes = getDeviceBytes(type) / std::max<int64_t>(rows, 1);
