@@ -94,39 +94,36 @@ LogicalResult exporter::emitBackwardKernelOp(
   auto fail = [&](const Twine &why) {
     return op.emitError("cannot export ") << what << ": " << why;
   };
-  if (kernel.getKernel() == BackwardKernel::weight_rows &&
-      name == "aten::linear") {
-    if (op.getNumResults() != 1 ||
-        !isa<mlir::TensorType>(op.getResult(0).getType()))
-      return fail("expected one tensor result");
-    if (schema && !schema->overload_name().empty())
-      return fail("unknown overload '" + Twine(schema->overload_name()) + "'");
-    if (inputs.size() != 3)
-      return fail("expected 3 arguments in schema order, got " +
-                  Twine(inputs.size()));
-    // The verifier allows saved_input = bit or bool only.
-    std::string savedInput = "keep";
-    if (CompressPolicyAttr saved = op.getSavedInputAttr())
-      savedInput = stringifyCompressionKind(saved.getKind()).str();
-    if (failed(checkRuntimeSchema(op, what, kLinearWeightRowsSchema)))
-      return failure();
-    inputs.push_back(graph.insertConstant(savedInput));
-    return emitRuntimeCall(op, what, "memopt::linear_weight_rows",
-                           kLinearWeightRowsSchema, inputs, graph, values);
-  }
-  if (kernel.getKernel() != BackwardKernel::by_channel ||
-      name != "aten::batch_norm")
+  // The runtime op of each kernel, and the ATen op's arity it takes.
+  bool rows = kernel.getKernel() == BackwardKernel::weight_rows &&
+              name == "aten::linear";
+  bool byChannel = kernel.getKernel() == BackwardKernel::by_channel &&
+                   name == "aten::batch_norm";
+  if (!rows && !byChannel)
     return fail("the runtime has no such kernel");
+  size_t arity = rows ? 3 : 9;
+  const char *runtimeName =
+      rows ? "memopt::linear_weight_rows" : "memopt::batch_norm_by_channel";
+  const char *runtimeSchema =
+      rows ? kLinearWeightRowsSchema : kBatchNormByChannelSchema;
   if (op.getNumResults() != 1 ||
       !isa<mlir::TensorType>(op.getResult(0).getType()))
     return fail("expected one tensor result");
   if (schema && !schema->overload_name().empty())
     return fail("unknown overload '" + Twine(schema->overload_name()) + "'");
-  if (inputs.size() != 9)
-    return fail("expected 9 arguments in schema order, got " +
-                Twine(inputs.size()));
-  if (failed(checkRuntimeSchema(op, what, kBatchNormByChannelSchema)))
+  if (inputs.size() != arity)
+    return fail("expected " + Twine(arity) +
+                " arguments in schema order, got " + Twine(inputs.size()));
+  if (failed(checkRuntimeSchema(op, what, runtimeSchema)))
     return failure();
-  return emitRuntimeCall(op, what, "memopt::batch_norm_by_channel",
-                         kBatchNormByChannelSchema, inputs, graph, values);
+  if (rows) {
+    // How the input is saved; the verifier allows saved_input = bit or
+    // bool only.
+    std::string savedInput = "keep";
+    if (CompressPolicyAttr saved = op.getSavedInputAttr())
+      savedInput = stringifyCompressionKind(saved.getKind()).str();
+    inputs.push_back(graph.insertConstant(savedInput));
+  }
+  return emitRuntimeCall(op, what, runtimeName, runtimeSchema, inputs, graph,
+                         values);
 }
