@@ -18,6 +18,7 @@ the same rows as `memopt-opt -memopt-test-memory-model=dump-table`.
 """
 import argparse
 import itertools
+import math
 import os
 import sys
 import warnings
@@ -50,8 +51,8 @@ def tensors_of(value):
 def materialize(spec_args, grad_positions, noncontig):
     """Returns (args for the call, leaves that require grad, pattern).
     `noncontig`: make argument 0 non-contiguous with its last two dims
-    swapped in memory (True) or its first two ("first", as transpose(0, 1)
-    leaves it)."""
+    swapped in memory (True), or argument K with its first two (("first",
+    K), as transpose(0, 1) leaves it)."""
     args, leaves, pattern = [], [], ""
     for pos, a in enumerate(spec_args):
         elems = a if isinstance(a, list) and a and isinstance(a[0], T) else None
@@ -69,7 +70,8 @@ def materialize(spec_args, grad_positions, noncontig):
                 t = torch.randint(0, 4, s.shape, dtype=s.dtype)
             else:
                 t = torch.randn(*s.shape, dtype=s.dtype)
-            if noncontig == "first" and pos == 0 and t.dim() >= 3:
+            if isinstance(noncontig, tuple) and pos == noncontig[1] and \
+                    t.dim() >= 3:
                 t = t.transpose(0, 1).contiguous().transpose(0, 1)
             elif noncontig and pos == 0 and t.dim() >= 2:
                 t = t.transpose(-1, -2).contiguous().transpose(-1, -2)
@@ -252,17 +254,20 @@ def derive_spec(name, overload, configs, build):
                                  noncontig=True)
                 results = [r + "?contig" if r.startswith("a") and p == "new"
                            else r for r, p in zip(results, probe[3])]
-            first = sample[0] if sample else None
-            if "a0" in saved and isinstance(first, T) and len(first.shape) >= 3:
-                # matmul folds a >= 3-d input to a matrix with reshape: a
-                # non-contiguous input is copied, and the copy is saved.
+            for k, arg in enumerate(sample[:2]):
+                if f"a{k}" not in saved or not isinstance(arg, T) or \
+                        len(arg.shape) < 3:
+                    continue
+                # matmul folds a >= 3-d input (either, in a batched
+                # product) with reshape: a non-contiguous input is copied,
+                # and the copy is saved.
                 probe = run_once(name, overload, build(configs[0]), set(gp),
-                                 noncontig="first")
-                numel = runs[0][5][0][1]  # like.a0
+                                 noncontig=("first", k))
+                numel = math.prod(arg.shape)
                 copies = [o for o in probe[1] if o.startswith("new#") and
                           probe[2][o][0] == numel]
-                if "a0" not in probe[1] and len(copies) == 1:
-                    saved[saved.index("a0")] = "a0?fold"
+                if f"a{k}" not in probe[1] and len(copies) == 1:
+                    saved[saved.index(f"a{k}")] = f"a{k}?fold"
             yield pattern, saved, results, grads
 
 
@@ -282,7 +287,11 @@ def merge(rows, key, row):
             results.append((a if a != "new" else b).split("?")[0] + "?same")
         else:
             results.append("new")
-    grads = [a if a == b else "new" for a, b in zip(old[2], row[2])]
+    # A gradient passed through in one config and new in another (a
+    # broadcast operand's, reduced to its shape): "pass", which the memory
+    # model takes as new wherever the operand's shape is not the result's.
+    grads = [a if a == b else "pass" if {a, b} == {"pass", "new"} else "new"
+             for a, b in zip(old[2], row[2])]
     rows[key] = (saved, results, grads)
 
 

@@ -91,6 +91,10 @@ SPECS = [
     ("aten::matmul", "default", SEQ, lambda c: [seq(c), T(c["d"], 4)]),
     ("aten::matmul", "default", SEQ, lambda c: [
         seq(c), T(c["n"], c["d"], 4)]),
+    # Batched over two dims (attention heads): both operands' batch dims
+    # are merged by reshape, so either may be saved as a copy.
+    ("aten::matmul", "default", SEQ, lambda c: [
+        T(2, c["n"], c["s"], c["d"]), T(2, c["n"], c["d"], 4)]),
     ("aten::bmm", "default", SEQ, lambda c: [seq(c), T(c["n"], c["d"], 4)]),
     ("aten::baddbmm", "default", SEQ, lambda c: [
         T(c["n"], c["s"], 4), seq(c), T(c["n"], c["d"], 4), 1, 1]),

@@ -6,6 +6,7 @@
 #include "memopt/Dialect/MemoptOps.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <vector>
 
@@ -86,6 +87,13 @@ private:
   void allocateParamGrad(Value param, unsigned grad,
                          SmallVectorImpl<unsigned> &temps);
   void releaseGrad(Value value);
+  /// Adds the parameter gradients a backward node produced for parameters
+  /// that already hold one: after the node freed its incoming gradients and
+  /// saved tensors, as the autograd engine adds a node's outputs to the next
+  /// node's input buffer. Records the sums' momentary high as `op`'s.
+  void sumHeldParamGrads(Operation *op);
+  /// A new, retained storage for the sum of `param`'s gradients.
+  unsigned newParamGradSum(Value param);
 
   TrainingMemoryModel &model;
   const TrainingMemoryOptions &options;
@@ -105,6 +113,24 @@ private:
   /// gradient held until then.
   DenseMap<StringAttr, unsigned> pendingParamGrads;
   DenseMap<StringAttr, unsigned> heldParamGrads;
+  /// Gradients of parameters holding one, to sum after the current node.
+  struct LaterParamGrad {
+    Value param;
+    unsigned grad;
+    bool last; // the parameter's last use: the sum goes to .grad
+  };
+  SmallVector<LaterParamGrad> laterParamGrads;
+  /// A region call's backward returns the gradients of the parameters that
+  /// are used outside it too (the runtime accumulates only a parameter no
+  /// other node uses into .grad from inside): the paths of those, per
+  /// region, and while a region's backward runs, the ones it collects with
+  /// the gradient collected so far (inner uses summed out of place).
+  ArrayRef<StringAttr> getReturnedParams(CheckpointOp region);
+  DenseMap<Operation *, SmallVector<StringAttr>> returnedParams;
+  DenseMap<StringAttr, unsigned> paramOpCounts;
+  bool paramOpsCounted = false;
+  DenseSet<StringAttr> collecting;
+  llvm::MapVector<StringAttr, std::pair<Value, unsigned>> collected;
   DenseMap<Value, SmallVector<Value, 4>> listParts;
   DenseSet<Operation *> unknownSet, residentCounted;
   /// Per region: input index -> storage its offloaded input was prefetched

@@ -3,6 +3,7 @@
 #include "MemorySimulator.h"
 #include "OpMemoryEffects.h"
 #include "memopt/Analysis/OperatorCatalog.h"
+#include "memopt/Analysis/RegionState.h"
 #include "memopt/Analysis/TensorBytes.h"
 
 using namespace mlir;
@@ -60,37 +61,54 @@ static bool isBatchFirstOutput(TorchOp op, const OperatorInfo &info,
   return batchFirst && batchFirst.getValue();
 }
 
-/// A transpose or permute of a >= 3-d tensor that reorders its leading
-/// dims and keeps the last one in place (`x.transpose(0, 1)`): folding the
-/// leading dims of the result into one (matmul's reshape) copies it.
-static bool permutesLeadingDims(TorchOp op, const OperatorInfo &info) {
+/// The order of the input's dims in the result of a transpose or permute of
+/// a >= 3-d tensor (dim i of the result is dim order[i] of the input);
+/// nullopt for other ops, lower ranks and dims that are not constants.
+static std::optional<SmallVector<int64_t>>
+getDimOrder(TorchOp op, const OperatorInfo &info) {
   if (info.layout != LayoutRule::Transpose &&
       info.layout != LayoutRule::Permute)
-    return false;
+    return std::nullopt;
   auto type = op->getNumResults() == 1
                   ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
                   : RankedTensorType();
   if (!type || type.getRank() < 3)
-    return false;
+    return std::nullopt;
   int64_t rank = type.getRank();
   auto norm = [&](int64_t d) { return d < 0 ? d + rank : d; };
+  SmallVector<int64_t> order;
   if (info.layout == LayoutRule::Transpose) {
     int64_t a = norm(getIntArg(op, 1, -1)), b = norm(getIntArg(op, 2, -1));
-    return a != b && a != rank - 1 && b != rank - 1;
+    if (a < 0 || b < 0 || a >= rank || b >= rank)
+      return std::nullopt;
+    order = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(order[a], order[b]);
+    return order;
   }
-  auto dims = op.getArgs().size() > 1 ? dyn_cast<ArrayAttr>(op.getArgs()[1])
-                                      : ArrayAttr();
-  if (!dims || int64_t(dims.size()) != rank)
-    return false;
-  bool identity = true;
-  for (auto [i, d] : llvm::enumerate(dims)) {
-    auto attr = dyn_cast<IntegerAttr>(d);
-    if (!attr)
-      return false;
-    identity &= norm(attr.getInt()) == int64_t(i);
-  }
-  auto last = cast<IntegerAttr>(dims[rank - 1]).getInt();
-  return !identity && norm(last) == rank - 1;
+  std::optional<SmallVector<int64_t>> dims = op.getConstantIntsArg(1);
+  if (!dims || int64_t(dims->size()) != rank)
+    return std::nullopt;
+  for (int64_t d : *dims)
+    order.push_back(norm(d));
+  return order;
+}
+
+/// A transpose or permute of a >= 3-d tensor that reorders its leading
+/// dims and keeps the last one in place (`x.transpose(0, 1)`): folding the
+/// leading dims of the result into one (matmul's reshape) copies it.
+static bool permutesLeadingDims(ArrayRef<int64_t> order) {
+  int64_t rank = order.size();
+  bool identity = llvm::equal(order, llvm::seq<int64_t>(0, rank));
+  return !identity && order.back() == rank - 1;
+}
+
+/// One that swaps the last two dims and leaves the leading (batch) dims in
+/// place: its result's batch dims fold into one exactly when its operand's
+/// do.
+static bool swapsTrailingDims(ArrayRef<int64_t> order) {
+  int64_t rank = order.size();
+  return llvm::equal(order.drop_back(2), llvm::seq<int64_t>(0, rank - 2)) &&
+         order[rank - 2] == rank - 1 && order[rank - 1] == rank - 2;
 }
 
 void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
@@ -237,9 +255,12 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
         (!alias && first && nonContiguous.contains(first) &&
          result.getType() == first.getType() && !dense))
       nonContiguous.insert(result);
-    if (permutesLeadingDims(op, info) || batchFirst ||
+    std::optional<SmallVector<int64_t>> order = getDimOrder(op, info);
+    if ((order && permutesLeadingDims(*order)) || batchFirst ||
         (alias && !info.isPermutation() && foldCopies.contains(alias) &&
          result.getType() == alias.getType()) ||
+        (alias && order && foldCopies.contains(alias) &&
+         swapsTrailingDims(*order)) ||
         (!alias && first && foldCopies.contains(first) &&
          result.getType() == first.getType() && !dense &&
          info.layout != LayoutRule::KeepStrides))
@@ -269,8 +290,11 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     saveMaskOf(op->getOperand(0), node);
   if (record_) {
     for (auto [value, fresh] : node.grads)
-      if (params.contains(value))
-        ++pendingParamGrads[cast<ParamOp>(value.getDefiningOp()).getPathAttr()];
+      if (params.contains(value)) {
+        StringAttr path = cast<ParamOp>(value.getDefiningOp()).getPathAttr();
+        if (!collecting.contains(path))
+          ++pendingParamGrads[path];
+      }
     // saved_input: autograd keeps operand 0 packed, not the operand itself.
     CompressPolicyAttr packed = op.getSavedInputAttr();
     Value packedInput =
@@ -357,6 +381,11 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
        llvm::any_of(body.getOps<ParamOp>(),
                     [](ParamOp p) { return !p.getFrozen(); }));
   Node node{cp, {}, {}, {}};
+  // The call is one more use of the parameters whose gradient it returns.
+  if (anyGrad)
+    for (StringAttr path : getReturnedParams(cp))
+      if (!collecting.contains(path))
+        ++pendingParamGrads[path];
   for (auto [input, policy] : llvm::zip(cp.getInputs(), cp.getPolicies())) {
     node.inputStorages.push_back(storagesOf.lookup(input));
     if (!anyGrad)
@@ -374,6 +403,11 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
       retain(id);
       node.saved.push_back(id);
     }
+  }
+  // The runtime's copy of the state the region writes, kept for backward.
+  if (int64_t state = anyGrad ? getWrittenStateBytes(cp) : 0) {
+    node.saved.push_back(newStorage(state));
+    retain(node.saved.back());
   }
   // Forward of the body without grad: intermediates die at their last use.
   bool wasEnabled = gradEnabled;
@@ -412,31 +446,38 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
   value = gradKey(value);
   // Parameter gradients are added into the resident .grad in place once
   // every use of the parameter produced its gradient (autograd's
-  // AccumulateGrad waits for all of them, holding the first); a second
-  // gradient of an activation is summed into its buffer.
+  // AccumulateGrad waits for all of them, holding the first, and adds each
+  // later one to it out of place: a third tensor while both live, as
+  // measured); a second gradient of an activation is summed into its
+  // buffer.
   if (params.contains(value)) {
     StringAttr path = cast<ParamOp>(value.getDefiningOp()).getPathAttr();
+    if (collecting.contains(path)) {
+      // Summed (out of place) for the region call to return.
+      auto [it, first] = collected.try_emplace(path, value, grad);
+      if (!first) {
+        temps.push_back(grad);
+        temps.push_back(it->second.second);
+        it->second.second = newParamGradSum(value);
+      }
+      return;
+    }
     unsigned &pending = pendingParamGrads[path];
     pending = pending ? pending - 1 : 0;
     auto held = heldParamGrads.find(path);
     if (pending && held == heldParamGrads.end()) {
       heldParamGrads[path] = grad;
+      noteGradOf(value, grad);
       return;
     }
-    if (pending) { // summed into the held one
-      temps.push_back(grad);
-      return;
-    }
-    unsigned total = grad;
     if (held != heldParamGrads.end()) {
-      temps.push_back(grad);
-      total = held->second;
-      heldParamGrads.erase(held);
+      laterParamGrads.push_back({value, grad, pending == 0});
+      return;
     }
     if (options.gradBuffers == GradBuffers::Allocated)
-      allocateParamGrad(value, total, temps);
+      allocateParamGrad(value, grad, temps);
     else
-      temps.push_back(total);
+      temps.push_back(grad);
     return;
   }
   auto [it, first] = gradOf.try_emplace(value, grad);
@@ -458,6 +499,45 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
   it->second = sum;
   noteGradOf(value, sum);
   release(old);
+}
+
+unsigned MemorySimulator::newParamGradSum(Value param) {
+  unsigned sum =
+      newStorage(std::max<int64_t>(getDeviceBytes(param.getType()), 0));
+  retain(sum);
+  noteGradOf(param, sum);
+  return sum;
+}
+
+void MemorySimulator::sumHeldParamGrads(Operation *op) {
+  if (laterParamGrads.empty())
+    return;
+  SmallVector<unsigned> temps;
+  for (const LaterParamGrad &later : laterParamGrads) {
+    StringAttr path = cast<ParamOp>(later.param.getDefiningOp()).getPathAttr();
+    unsigned &held = heldParamGrads[path];
+    temps.push_back(later.grad);
+    temps.push_back(held);
+    held = newParamGradSum(later.param);
+  }
+  recordHigh(op, MemoryPhase::Backward, live);
+  for (unsigned id : temps)
+    release(id);
+  temps.clear();
+  for (const LaterParamGrad &later : laterParamGrads) {
+    if (!later.last)
+      continue;
+    StringAttr path = cast<ParamOp>(later.param.getDefiningOp()).getPathAttr();
+    unsigned total = heldParamGrads[path];
+    heldParamGrads.erase(path);
+    if (options.gradBuffers == GradBuffers::Allocated)
+      allocateParamGrad(later.param, total, temps);
+    else
+      temps.push_back(total);
+  }
+  laterParamGrads.clear();
+  for (unsigned id : temps)
+    release(id);
 }
 
 void MemorySimulator::allocateParamGrad(Value param, unsigned grad,
@@ -594,6 +674,7 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
       releaseGrad(output);
     for (unsigned id : node.saved)
       release(id);
+    sumHeldParamGrads(node.op);
   }
 }
 
@@ -637,6 +718,17 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
     if (requiresGrad(input))
       gradValues.insert(arg);
   }
+  // The recompute writes a second copy of that state, not the module's.
+  if (int64_t state = getWrittenStateBytes(cp)) {
+    restored.push_back(newStorage(state));
+    retain(restored.back());
+  }
+  DenseSet<StringAttr> outerCollecting = std::move(collecting);
+  auto outerCollected = std::move(collected);
+  collecting.clear();
+  collected.clear();
+  for (StringAttr path : getReturnedParams(cp))
+    collecting.insert(path);
   std::vector<Node> inner;
   forwardBlock(body, MemoryPhase::Recompute, inner);
   Operation *yield = body.getTerminator();
@@ -657,6 +749,9 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
       gradOf.erase(it);
       giveGrad(input, grad, temps);
     }
+  auto returned = std::move(collected);
+  collecting = std::move(outerCollecting);
+  collected = std::move(outerCollected);
   record(cp, MemoryPhase::Backward);
   for (unsigned id : temps)
     release(id);
@@ -666,4 +761,40 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
     releaseGrad(value);
   for (unsigned id : llvm::concat<unsigned>(node.saved, restored))
     release(id);
+  // The returned parameter gradients go where autograd sends them.
+  temps.clear();
+  for (auto &[path, grad] : returned)
+    giveGrad(grad.first, grad.second, temps);
+  for (unsigned id : temps)
+    release(id);
+  sumHeldParamGrads(cp);
+}
+
+ArrayRef<StringAttr> MemorySimulator::getReturnedParams(CheckpointOp region) {
+  auto found = returnedParams.find(region);
+  if (found != returnedParams.end())
+    return found->second;
+  auto trainable = [](ParamOp param) {
+    return !param.getFrozen() && !param->use_empty();
+  };
+  if (!paramOpsCounted) {
+    Operation *root = region;
+    while (root->getParentOp() && !isa<func::FuncOp>(root))
+      root = root->getParentOp();
+    root->walk([&](ParamOp param) {
+      if (trainable(param))
+        ++paramOpCounts[param.getPathAttr()];
+    });
+    paramOpsCounted = true;
+  }
+  llvm::MapVector<StringAttr, unsigned> inside;
+  region.getBodyBlock().walk([&](ParamOp param) {
+    if (trainable(param))
+      ++inside[param.getPathAttr()];
+  });
+  SmallVector<StringAttr> shared;
+  for (auto &[path, count] : inside)
+    if (paramOpCounts.lookup(path) > count)
+      shared.push_back(path);
+  return returnedParams[region] = std::move(shared);
 }

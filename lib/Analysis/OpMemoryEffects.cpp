@@ -303,7 +303,18 @@ OpMemoryEffects mlir::memopt::getOpMemoryEffects(
         break;
       if (item.copyIfFolded && foldCopies(args[item.index])) {
         auto ranked = dyn_cast<RankedTensorType>(args[item.index].getType());
-        if (ranked && ranked.getRank() >= 3) {
+        // The reshape merges leading dims (and copies a tensor whose
+        // leading dims do not merge) for a batch of more than one dim, or
+        // to fold a 3-d first operand times a matrix into one product; a
+        // 3-d batch of products keeps its shape.
+        Value other =
+            item.index < 2 && args.size() > 1 ? args[1 - item.index] : Value();
+        auto otherType =
+            other ? dyn_cast<RankedTensorType>(other.getType()) : nullptr;
+        bool merges = ranked && (ranked.getRank() >= 4 ||
+                                 (ranked.getRank() == 3 && item.index == 0 &&
+                                  (!otherType || otherType.getRank() <= 2)));
+        if (merges) {
           fx.savedNewBytes.push_back(getDeviceBytes(ranked));
           break;
         }
@@ -331,9 +342,20 @@ OpMemoryEffects mlir::memopt::getOpMemoryEffects(
     ++gradIndex;
     if (pattern[pos] != 'g' || rule == GradRule::None)
       continue;
+    // A passed-through gradient has the result's shape: a tensor operand
+    // broadcast to it (fewer elements) gets it reduced, a new tensor. (One
+    // with more, as sum's, gets an expanded view of it; the elements of a
+    // list, as cat's and stack's, slices of it.)
+    int64_t resultElements =
+        op->getNumResults() ? getNumElements(op->getResult(0).getType()) : -1;
     for (Value element : getListElements(args[pos], op))
-      if (requiresGrad(element))
-        fx.grads.push_back({element, rule == GradRule::New});
+      if (requiresGrad(element)) {
+        int64_t elements = getNumElements(element.getType());
+        bool reduced = rule == GradRule::Pass && element == args[pos] &&
+                       elements >= 0 && resultElements >= 0 &&
+                       elements < resultElements;
+        fx.grads.push_back({element, rule == GradRule::New || reduced});
+      }
   }
   return fx;
 }

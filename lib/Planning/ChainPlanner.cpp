@@ -1,6 +1,8 @@
 //===- ChainPlanner.cpp - optimal checkpointing of a chain ----------------===//
 #include "memopt/Planning/ChainPlanner.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <algorithm>
 #include <cassert>
 #include <limits>
@@ -66,6 +68,13 @@ public:
         usedPackedBytes += tensor.packedBytes;
       }
     forwardCost += segment.forwardCost;
+    stateBytes += segment.writtenStateBytes;
+    for (const ParamUses &param : segment.paramUses) {
+      unsigned &inside = paramUsesInside[param.param];
+      splitSums -= splitsSum(inside, param.total);
+      inside += param.uses;
+      splitSums += splitsSum(inside, param.total);
+    }
     forwardWorking =
         std::max(forwardWorking, segment.inputBytes + segment.outputBytes);
     recomputedSaved += segment.savedBytes;
@@ -85,7 +94,7 @@ public:
   GroupEffect effect(InputPolicy policy) const {
     GroupEffect effect;
     const ChainSegment &first = chain[begin];
-    if (end == begin || !first.canStartRegion)
+    if (end == begin || !first.canStartRegion || splitSums)
       return effect;
     // An input a stored producer already keeps costs nothing more to keep;
     // packing or moving a second copy would only add work.
@@ -123,14 +132,17 @@ public:
       effect.cost += options.offloadSecondsPerByte * inputBytes;
       break;
     }
+    // The copy of the state the group writes stays until its backward.
+    effect.retainedBytes += stateBytes;
     // Forward runs without grad: only the current input and output are
-    // alive. Backward recomputes the group, keeping what its segments save.
+    // alive. Backward recomputes the group, keeping what its segments save
+    // (and writing a second copy of that state).
     effect.cost += forwardCost;
     const ChainSegment &last = chain[end - 1];
     int64_t saved = recomputedSaved + last.savedOutputBytes;
     int64_t forward = effect.retainedBytes + forwardWorking;
     int64_t backward = effect.retainedBytes + restoredInput + saved +
-                       last.outputBytes + backwardWorking;
+                       stateBytes + last.outputBytes + backwardWorking;
     effect.localPeak = std::max(forward, backward);
     effect.valid = true;
     return effect;
@@ -145,6 +157,14 @@ private:
   const ChainPlannerOptions &options;
   double forwardCost = 0;
   int64_t forwardWorking = 0, recomputedSaved = 0, backwardWorking = 0;
+  int64_t stateBytes = 0;
+  // Uses of each multiply-used parameter inside, and how many parameters
+  // have two or more of their uses, not all, inside.
+  llvm::DenseMap<unsigned, unsigned> paramUsesInside;
+  unsigned splitSums = 0;
+  static bool splitsSum(unsigned inside, unsigned total) {
+    return inside >= 2 && inside < total;
+  }
   int64_t usedInputBytes = 0, usedPackedBytes = 0;
 };
 

@@ -7,6 +7,7 @@
 #include "memopt/Dialect/MemoptOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -362,6 +363,18 @@ mlir::memopt::getRegionLabel(ArrayRef<Operation *> ops,
   return first == last ? first : first + ".." + last;
 }
 
+/// Calls `use` with the path of the trainable parameter each operand of
+/// `op` (or of an op nested in it) reads.
+static void forEachParamUse(Operation *op,
+                            llvm::function_ref<void(StringAttr)> use) {
+  op->walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      if (auto param = operand.getDefiningOp<ParamOp>();
+          param && !param.getFrozen())
+        use(param.getPathAttr());
+  });
+}
+
 FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     func::FuncOp func, const TrainingMemoryModel &memory, const CostModel &cost,
     const BinaryValueAnalysis &binary, const FunctionChainOptions &options) {
@@ -397,6 +410,13 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
 
   FunctionChain chain;
   chain.coarsened = coarsened;
+  // Parameters used more than once in the function, numbered.
+  llvm::DenseMap<StringAttr, unsigned> totalUses, paramIds;
+  for (Operation &op : body.without_terminator())
+    forEachParamUse(&op, [&](StringAttr path) { ++totalUses[path]; });
+  for (auto &[path, uses] : totalUses)
+    if (uses >= 2)
+      paramIds.try_emplace(path, paramIds.size());
   auto returned = body.getTerminator()->getOperands();
   unsigned segmentCount = cuts.size() + 1;
   // Segment of each top-level op (segmentCount for the terminator).
@@ -450,7 +470,18 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     segment.inputBytes = bytesOfRoots(inRoots, free);
     segment.outputBytes = bytesOfRoots(outRoots, free);
     int64_t newBytes = 0;
+    llvm::SetVector<Value> writtenState;
+    llvm::MapVector<StringAttr, unsigned> usesHere;
     for (Operation *op : ops) {
+      forEachParamUse(op, [&](StringAttr path) {
+        if (paramIds.count(path))
+          ++usesHere[path];
+      });
+      if (auto torchOp = dyn_cast<TorchOp>(op))
+        for (int64_t index : torchOp.getMutates().value_or(ArrayRef<int64_t>()))
+          if (Value root = getStorageRoot(op->getOperand(index));
+              root.getDefiningOp<BufferOp>())
+            writtenState.insert(root);
       llvm::SetVector<Value> opRoots;
       for (Value saved : memory.getSavedValues(op))
         opRoots.insert(getStorageRoot(saved));
@@ -475,6 +506,11 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
       chain.stepSeconds += forward.seconds + cost.getBackwardSeconds(op);
     }
     segment.savedBytes = bytesOfRoots(savedRoots, free) + newBytes;
+    for (Value root : writtenState)
+      segment.writtenStateBytes += std::max<int64_t>(0, bytesOf(root));
+    for (auto &[path, uses] : usesHere)
+      segment.paramUses.push_back(
+          {paramIds.lookup(path), uses, totalUses.lookup(path)});
     segment.savedInputBytes = bytesOfRoots(savedIn.back(), free);
     segment.savedOutputBytes = bytesOfRoots(savedOut.back(), free);
     if (s > 0) {

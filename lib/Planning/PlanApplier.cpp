@@ -110,6 +110,7 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
     return isa<CheckpointOp>(op) ? definesOnlyFreeValues(op)
                                  : memo.definesOnlyFree(op);
   };
+  SmallVector<CheckpointOp> regions;
   for (const ChainGroup &group : llvm::reverse(plan.groups)) {
     if (!group.checkpointed)
       continue;
@@ -135,8 +136,19 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
     if (failed(region))
       return failure();
     annotate(*region, group);
+    regions.push_back(*region);
   }
   eraseUnusedFreeOps(target);
+  // Gradients summed as eager sums them, or no plan (the chain model does
+  // not see every use a region ends up with).
+  llvm::DenseMap<StringAttr, unsigned> uses;
+  countParameterUses(func, uses);
+  for (CheckpointOp region : regions)
+    if (StringAttr param = findSplitParameterSum(region, uses))
+      return region.emitError("checkpoint region '")
+             << region.getLabel() << "' would hold " << uses.lookup(param)
+             << " uses of parameter '" << param.getValue()
+             << "' but not all, and sum its gradient in another order";
   return success();
 }
 

@@ -160,3 +160,37 @@ FailureOr<CheckpointOp> mlir::memopt::outlineCheckpointRegion(
     op->erase();
   return region;
 }
+
+/// The parameter `value` is: a memopt.param, or a region body's argument
+/// that a parameter was passed in as.
+static ParamOp getParameter(Value value) {
+  while (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto region = dyn_cast<CheckpointOp>(arg.getOwner()->getParentOp());
+    if (!region)
+      return nullptr;
+    value = region.getInputs()[arg.getArgNumber()];
+  }
+  return value.getDefiningOp<ParamOp>();
+}
+
+void mlir::memopt::countParameterUses(
+    Operation *root, llvm::DenseMap<StringAttr, unsigned> &uses) {
+  root->walk([&](Operation *op) {
+    if (isa<CheckpointOp>(op))
+      return;
+    for (Value operand : op->getOperands())
+      if (ParamOp param = getParameter(operand); param && !param.getFrozen())
+        ++uses[param.getPathAttr()];
+  });
+}
+
+StringAttr mlir::memopt::findSplitParameterSum(
+    CheckpointOp region,
+    const llvm::DenseMap<StringAttr, unsigned> &functionUses) {
+  llvm::DenseMap<StringAttr, unsigned> inside;
+  countParameterUses(region, inside);
+  for (auto &[path, uses] : inside)
+    if (uses >= 2 && uses < functionUses.lookup(path))
+      return path;
+  return nullptr;
+}

@@ -10,16 +10,17 @@
 // parts and products 4x8xf32 = 128. The caller holds the loss gradient
 // (out.backward(g)) until backward returns.
 //   forward  linear +h 384; chunk: views; mul +128 (saves a, b: h's
-//            storage); add +128                                      = 640
-//   backward + loss gradient                                          = 768
-//            add: passes it to p and c; mul: + grad a, grad b         = 1024
-//            chunk: + grad h 384, - grad a, grad b                    = 1024
+//            storage); add +128; p dies                              = 512
+//   backward + loss gradient 128; add passes it to p and c            = 640
+//            mul: + grad a, grad b                                    = 896
+//            chunk: + grad h 384, - grad a, grad b, the loss gradient
+//            (c's) still held by the caller                           = 896
 //            linear: + grad w 768 (x needs none)                      = 1408
 // CHECK-LABEL: memory-model @chunk_parts
 // CHECK: saved aten::mul 384
-// CHECK: backward aten::add live 768
-// CHECK-NEXT: backward aten::mul live 1024
-// CHECK-NEXT: backward aten::chunk live 1024
+// CHECK: backward aten::add live 640
+// CHECK-NEXT: backward aten::mul live 896
+// CHECK-NEXT: backward aten::chunk live 896
 // CHECK-NEXT: backward aten::linear live 1408
 // CHECK: peak 1408 at backward aten::linear
 func.func @chunk_parts(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -35,14 +36,16 @@ func.func @chunk_parts(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // A list built by aten::append (an unrolled loop) holds its elements until
 // stack; stack's gradient reaches them. The weight is used twice: its first
-// gradient (8x8xf32 = 256) waits for the second before both go into .grad.
-// (Measured 1280: PyTorch sums the two out of place, +256 for a moment.)
+// gradient (8x8xf32 = 256) waits for the second; autograd adds the two out
+// of place, once the second linear's node has freed its incoming gradient
+// (a second timeline entry for that linear), then the sum goes into .grad.
 //   forward  linear +128, sigmoid +128 (saves its result), twice; stack
 //            +256                                                     = 512
 //   backward + loss gradient 256                                      = 768
 //            stack: views of it; sigmoid +128                         = 896
 //            linear: + grad w, held                                   = 1024
 //            sigmoid +128 -128; linear + grad w                       = 1152
+//            its incoming gradient freed -128, + the sum 256          = 1280
 // CHECK-LABEL: memory-model @append_stack
 // CHECK: forward aten::stack live 512
 // CHECK: backward aten::stack live 768
@@ -50,8 +53,9 @@ func.func @chunk_parts(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT: backward aten::linear live 1024
 // CHECK-NEXT: backward aten::sigmoid live 1024
 // CHECK-NEXT: backward aten::linear live 1152
+// CHECK-NEXT: backward aten::linear live 1280
 // CHECK-NOT: unknown
-// CHECK: peak 1152
+// CHECK: peak 1280
 func.func @append_stack(%arg0: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
   %0 = memopt.op "prim::ListConstruct"() [] : () -> !memopt.list<tensor<*xf32>>
   %1 = memopt.param "lin.weight" : tensor<8x8xf32>

@@ -6,7 +6,7 @@
 // RUN: memopt-opt %s --split-input-file -memopt-test-memory-model -o /dev/null | FileCheck %s --check-prefix=BASE
 
 // A training-mode batch-norm on 8x16x128x128 floats (8 MiB, 512 KiB per
-// channel): its CPU backward runs 2 channels (1 MiB) at a time.
+// channel): its CPU backward runs a sixteenth of it, one channel, at a time.
 // CHECK-LABEL: func.func @large
 // CHECK: memopt.op "aten::batch_norm"{{.*}}backward = #memopt.backward<by_channel>
 // Planned, it stays: its backward is the step's peak.
@@ -17,13 +17,13 @@
 // Its input needs a gradient (for the parameter `scale`). When its backward
 // starts, its saved input and the output gradient (8 MiB each) are live.
 // ATen adds the input gradient and a buffer of the same size (8 + 8 MiB), by
-// channel the input gradient and 4 chunks of 1 MiB: 4 MiB less.
+// channel the input gradient and 4 chunks of 512 KiB: 6 MiB less.
 // BASE-LABEL: memory-model @large
 // BASE: backward aten::batch_norm live 41943168
 // BASE: peak 41943168 at backward aten::batch_norm
 // MODEL-LABEL: memory-model @large
-// MODEL: backward aten::batch_norm live 37748864
-// MODEL: peak 37748864 at backward aten::batch_norm
+// MODEL: backward aten::batch_norm live 35651712
+// MODEL: peak 35651712 at backward aten::batch_norm
 func.func @large(%x: tensor<8x16x128x128xf32>) -> tensor<8x16x128x128xf32> {
   %w = memopt.param "bn.weight" : tensor<16xf32>
   %b = memopt.param "bn.bias" : tensor<16xf32>
@@ -37,22 +37,22 @@ func.func @large(%x: tensor<8x16x128x128xf32>) -> tensor<8x16x128x128xf32> {
 
 // -----
 
-// In eval mode, or when one chunk would be most of the input (8x16x32x32,
-// 512 KiB in all), ATen's kernel runs whole.
+// In eval mode, or when one chunk would be most of the input (2x16x8x8,
+// 8 KiB in all: a chunk is at least 64 KiB), ATen's kernel runs whole.
 // CHECK-LABEL: func.func @eval_and_small
 // CHECK-NOT: backward =
 // CHECK: return
 // PIPE-LABEL: func.func @eval_and_small
 // PIPE-NOT: backward =
 // PIPE: return
-func.func @eval_and_small(%x: tensor<8x16x128x128xf32>, %s: tensor<8x16x32x32xf32>) -> (tensor<8x16x128x128xf32>, tensor<8x16x32x32xf32>) {
+func.func @eval_and_small(%x: tensor<8x16x128x128xf32>, %s: tensor<2x16x8x8xf32>) -> (tensor<8x16x128x128xf32>, tensor<2x16x8x8xf32>) {
   %w = memopt.param "bn.weight" : tensor<16xf32>
   %b = memopt.param "bn.bias" : tensor<16xf32>
   %m = memopt.buffer "bn.running_mean" : tensor<16xf32>
   %v = memopt.buffer "bn.running_var" : tensor<16xf32>
   %e = memopt.op "aten::batch_norm"(%x, %w, %b, %m, %v) [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, #memopt.arg<3>, #memopt.arg<4>, false, 0.1, 1.0e-05, true] {overload = ""} : (tensor<8x16x128x128xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x128x128xf32>
-  %n = memopt.op "aten::batch_norm"(%s, %w, %b, %m, %v) [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, #memopt.arg<3>, #memopt.arg<4>, true, 0.1, 1.0e-05, true] {mutates = array<i64: 3, 4>, overload = ""} : (tensor<8x16x32x32xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
-  return %e, %n : tensor<8x16x128x128xf32>, tensor<8x16x32x32xf32>
+  %n = memopt.op "aten::batch_norm"(%s, %w, %b, %m, %v) [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, #memopt.arg<3>, #memopt.arg<4>, true, 0.1, 1.0e-05, true] {mutates = array<i64: 3, 4>, overload = ""} : (tensor<2x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x16x8x8xf32>
+  return %e, %n : tensor<8x16x128x128xf32>, tensor<2x16x8x8xf32>
 }
 
 // -----

@@ -82,6 +82,7 @@ std::vector<ChainSegment> randomChain(std::mt19937 &rng, unsigned length) {
       segment.sharedBoundaryBytes = std::min(segment.savedInputBytes,
                                              chain[i - 1].savedOutputBytes);
     segment.backwardTransientBytes = coin(rng) < 5 ? 0 : bytes(rng) * 256;
+    segment.writtenStateBytes = coin(rng) < 7 ? 0 : bytes(rng) * 64;
     segment.forwardCost = seconds(rng);
     if (coin(rng) < 3)
       segment.packedInputBytes = segment.inputBytes / 32;
@@ -181,6 +182,68 @@ TEST(ChainPlanner, CompressesBinaryInputsWhenThatIsCheapest) {
     compressed |= group.checkpointed && group.policy == InputPolicy::Compress;
   EXPECT_TRUE(compressed);
   EXPECT_LE(plan.peakBytes, options.budgetBytes);
+}
+
+TEST(ChainPlanner, RegionsKeepACopyOfTheStateTheyWrite) {
+  // One segment updating 2 KiB of running statistics: as a region it keeps
+  // a copy from forward to backward and recomputes on a second one.
+  std::vector<ChainSegment> chain(1);
+  chain[0].inputBytes = chain[0].outputBytes = 4096;
+  chain[0].savedBytes = 16384;
+  chain[0].forwardCost = 1.0;
+  ChainPlannerOptions options;
+  std::vector<ChainGroup> region = {{0, 1, true, InputPolicy::Keep}};
+  ChainPlanEvaluation without = evaluateChainPlan(chain, region, options);
+  chain[0].writtenStateBytes = 2048;
+  ChainPlanEvaluation with = evaluateChainPlan(chain, region, options);
+  ASSERT_TRUE(without.valid && with.valid);
+  EXPECT_EQ(with.peakBytes, without.peakBytes + 2 * 2048);
+  // Stored, the segment copies nothing.
+  std::vector<ChainGroup> stored = {{0, 1, false, InputPolicy::Keep}};
+  chain[0].writtenStateBytes = 0;
+  int64_t storedWithout = evaluateChainPlan(chain, stored, options).peakBytes;
+  chain[0].writtenStateBytes = 2048;
+  EXPECT_EQ(evaluateChainPlan(chain, stored, options).peakBytes, storedWithout);
+}
+
+TEST(ChainPlanner, NoRegionSplitsTheGradientSumOfAParameter) {
+  // Four segments, each using parameter 0 once (a neuron's learnable decay
+  // read at every time step); the last one's saved bytes dominate, so a
+  // region over segments 1..3 would be the cheapest way to lower the peak.
+  std::vector<ChainSegment> chain(4);
+  for (unsigned i = 0; i < chain.size(); ++i) {
+    chain[i].inputBytes = chain[i].outputBytes = 1024;
+    chain[i].savedBytes = i == 0 ? 1024 : 64 * 1024;
+    chain[i].forwardCost = 1.0;
+    chain[i].paramUses = {{0, 1, 4}};
+  }
+  ChainPlannerOptions options;
+  ChainPlanEvaluation stored =
+      evaluateChainPlan(chain, {{0, 4, false, InputPolicy::Keep}}, options);
+  // Two or three of the four uses in one region: never a valid region.
+  EXPECT_FALSE(evaluateChainPlan(chain,
+                                 {{0, 1, false, InputPolicy::Keep},
+                                  {1, 4, true, InputPolicy::Keep}},
+                                 options)
+                   .valid);
+  // One use, or all four: valid.
+  EXPECT_TRUE(evaluateChainPlan(chain,
+                                {{0, 3, false, InputPolicy::Keep},
+                                 {3, 4, true, InputPolicy::Keep}},
+                                options)
+                  .valid);
+  EXPECT_TRUE(
+      evaluateChainPlan(chain, {{0, 4, true, InputPolicy::Keep}}, options)
+          .valid);
+  options.budgetBytes = stored.peakBytes - 32 * 1024;
+  ChainPlan plan = planChain(chain, options);
+  ASSERT_TRUE(plan.feasible);
+  for (const ChainGroup &group : plan.groups) {
+    unsigned uses = group.end - group.begin;
+    if (group.checkpointed) {
+      EXPECT_TRUE(uses == 1 || uses == 4) << group.begin << ".." << group.end;
+    }
+  }
 }
 
 } // namespace

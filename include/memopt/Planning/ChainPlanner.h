@@ -32,6 +32,14 @@ struct CrossingTensor {
   int64_t packedBytes = 0; // bytes when saved packed (== bytes if not binary)
 };
 
+/// Uses of one parameter (`param`: an index the chain gives it) by a
+/// segment's ops, and by the whole function.
+struct ParamUses {
+  unsigned param = 0;
+  unsigned uses = 0;
+  unsigned total = 0;
+};
+
 struct ChainSegment {
   std::string label;       // module path or op range, for reports
   int64_t inputBytes = 0;  // t_i, the tensor entering the segment
@@ -45,6 +53,9 @@ struct ChainSegment {
   // previous one: counted once when both are stored or recomputed together.
   int64_t sharedBoundaryBytes = 0;
   int64_t backwardTransientBytes = 0; // workspace of the segment's backward
+  // Module state the segment writes in place (running statistics): a region
+  // keeps a copy of it from forward to backward and recomputes on another.
+  int64_t writtenStateBytes = 0;
   double forwardCost = 0; // seconds to (re)compute the segment forward
   // Bytes t_i packs to when provably binary/small-integer; nullopt if not.
   std::optional<int64_t> packedInputBytes;
@@ -54,6 +65,12 @@ struct ChainSegment {
   // The tensors making up t_i, one by one; empty: t_i is one tensor that
   // the segment itself uses (inputBytes, packedInputBytes).
   std::vector<CrossingTensor> crossing;
+  // Trainable parameters the segment's ops use more than once in the
+  // function: autograd sums their gradients in the order backward makes
+  // them, and a region returns the sum of its own uses' at once, so a
+  // region that holds two or more uses of one but not all of them would
+  // add in another order (other bits). Such a group is never a region.
+  std::vector<ParamUses> paramUses;
 };
 
 enum class InputPolicy { Keep, Compress, Offload };

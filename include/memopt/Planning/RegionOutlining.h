@@ -4,6 +4,7 @@
 
 #include "memopt/Dialect/MemoptOps.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace mlir::memopt {
@@ -24,6 +25,19 @@ FailureOr<CheckpointOp>
 outlineCheckpointRegion(ArrayRef<Operation *> ops, StringRef label,
                         llvm::function_ref<Attribute(Value)> policyFor,
                         llvm::function_ref<bool(Value)> isFree = nullptr);
+
+/// Adds to `uses`, by path, how many operands of the ops in `root` read a
+/// trainable parameter (directly, or as the input of a region whose body it
+/// enters as an argument; a region call's own operands are not counted).
+void countParameterUses(Operation *root,
+                        llvm::DenseMap<StringAttr, unsigned> &uses);
+
+/// A parameter whose gradient `region` would sum in another order than
+/// eager autograd: two or more of its `functionUses` uses are inside, not
+/// all (the region returns the sum of its own at once); null when none.
+StringAttr
+findSplitParameterSum(CheckpointOp region,
+                      const llvm::DenseMap<StringAttr, unsigned> &functionUses);
 
 } // namespace mlir::memopt
 

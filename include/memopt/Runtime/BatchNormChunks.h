@@ -15,10 +15,16 @@
 
 namespace memopt::runtime {
 
-/// About this many bytes of input per chunk: small next to the activations
-/// worth chunking, large enough that per-call overhead stays negligible, and
-/// one channel of a ResNet stem (16x112x112 floats, 784 KiB) fits.
+/// At most this many bytes of input per chunk: small next to the
+/// activations worth chunking, large enough that per-call overhead stays
+/// negligible, and one channel of a ResNet stem (16x112x112 floats,
+/// 784 KiB) fits.
 constexpr int64_t kBatchNormChunkBytes = int64_t(1) << 20;
+/// A smaller input is cut into about this many chunks (so that a 1 MiB
+/// batch-norm of a small network, which is its whole backward peak, can be
+/// chunked too), each of at least kBatchNormMinChunkBytes.
+constexpr int64_t kBatchNormChunksPerInput = 16;
+constexpr int64_t kBatchNormMinChunkBytes = int64_t(64) << 10;
 
 /// Channels per chunk for an input of `channels` channels of `planeBytes`
 /// bytes each (all of the input but dimension 1), or `channels` for one call
@@ -28,7 +34,11 @@ constexpr int64_t kBatchNormChunkBytes = int64_t(1) << 20;
 inline int64_t getBatchNormChunkChannels(int64_t channels, int64_t planeBytes) {
   if (planeBytes <= 0 || channels <= 0)
     return channels;
-  int64_t step = std::max<int64_t>(kBatchNormChunkBytes / planeBytes, 1);
+  int64_t chunkBytes =
+      std::min(kBatchNormChunkBytes,
+               std::max(kBatchNormMinChunkBytes,
+                        channels * planeBytes / kBatchNormChunksPerInput));
+  int64_t step = std::max<int64_t>(chunkBytes / planeBytes, 1);
   return 4 * step < channels ? step : channels;
 }
 

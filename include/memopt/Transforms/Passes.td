@@ -111,7 +111,8 @@ def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"
 
     With `batch-norm-by-channel` (off in the pipeline for `device=cuda`),
     every training-mode `aten::batch_norm` whose input spans more than four
-    chunks of channels (a chunk: about 1 MiB) gets
+    chunks of channels (a chunk: up to 1 MiB, a sixteenth of a smaller
+    input, at least 64 KiB; `BatchNormChunks.h`) gets
     `backward = #memopt.backward<by_channel>`: its CPU backward runs a chunk
     at a time (`memopt::batch_norm_by_channel`) instead of allocating an
     input-sized buffer next to the input gradient. The gradients are the same

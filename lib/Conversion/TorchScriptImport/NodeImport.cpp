@@ -54,6 +54,12 @@ private:
   /// Where memopt.param / memopt.buffer go: the top of the function.
   OpBuilder::InsertPoint stateInsertPoint;
   std::map<std::string, Value> stateValues;
+  /// The same tensor under several paths (an LM head tied to the token
+  /// embedding): one value, named by the first path it was read through, so
+  /// that the analyses see one parameter (autograd accumulates one .grad
+  /// from every use).
+  llvm::DenseMap<const c10::TensorImpl *, std::pair<Value, StateKind>>
+      stateByTensor;
 };
 } // namespace
 
@@ -117,6 +123,9 @@ Value GraphImporter::getState(const std::string &path, const at::Tensor &tensor,
   Value &cached = stateValues[path];
   if (cached)
     return cached;
+  auto tied = stateByTensor.find(tensor.unsafeGetTensorImpl());
+  if (tied != stateByTensor.end() && tied->second.second == kind)
+    return cached = tied->second.first;
   Location loc = NameLoc::get(builder.getStringAttr(path));
   auto type = RankedTensorType::get(tensor.sizes().vec(),
                                     importDType(tensor.scalar_type(), context));
@@ -130,6 +139,7 @@ Value GraphImporter::getState(const std::string &path, const at::Tensor &tensor,
   stateInsertPoint = OpBuilder::InsertPoint(
       cached.getDefiningOp()->getBlock(),
       std::next(Block::iterator(cached.getDefiningOp())));
+  stateByTensor.try_emplace(tensor.unsafeGetTensorImpl(), cached, kind);
   return cached;
 }
 

@@ -1,0 +1,95 @@
+"""Small models whose training memory depends on one autograd mechanism,
+for test_prediction_mechanisms.py. Run as a script in a fresh process
+(graph-executor optimization off, one thread) to measure one:
+
+    prediction_models.py <model> [<compiled.pt>]
+
+prints JSON {"eager": peak bytes, "compiled": peak bytes, "bitwise": bool}
+(the last two with a compiled module: its measured peak and whether two SGD
+steps of it match eager's bit for bit).
+"""
+import json
+import math
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class TiedLM(nn.Module):
+    """Token embedding, two MLP layers, an LM head tied to the embedding:
+    autograd holds the head's weight gradient until the embedding's arrives
+    and adds the two out of place."""
+
+    def __init__(self, vocab: int = 512, dim: int = 128):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, dim)
+        self.fc1 = nn.Linear(dim, 4 * dim)
+        self.fc2 = nn.Linear(4 * dim, dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.head.weight = self.wte.weight
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        x = self.wte(idx)
+        x = x + self.fc2(torch.tanh(self.fc1(x)))
+        return self.head(x)
+
+
+class HeadAttention(nn.Module):
+    """Multi-head attention without a fused kernel: the 4-d matmuls copy
+    operands whose two batch dims do not fold into one (q and k^T, v)."""
+
+    def __init__(self, dim: int = 128, heads: int = 4):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.heads = heads
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape[0], x.shape[1], x.shape[2]
+        q, k, v = self.qkv(x).split(c, dim=2)
+        h = self.heads
+        q = q.view(b, t, h, c // h).transpose(1, 2)
+        k = k.view(b, t, h, c // h).transpose(1, 2)
+        v = v.view(b, t, h, c // h).transpose(1, 2)
+        att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(c // h), -1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
+        return self.proj(y)
+
+
+MODELS = {
+    "tied_lm": (TiedLM, [("idx", (2, 64), "tokens:512")]),
+    "head_attention": (HeadAttention, [("x", (2, 64, 128))]),
+}
+
+
+def build(name: str, seed: int = 0):
+    torch.manual_seed(seed)
+    make, specs = MODELS[name]
+    return make().train(), specs
+
+
+def main(argv) -> int:
+    torch._C._set_graph_executor_optimize(False)
+    torch.set_num_threads(1)
+    from memopt import measure
+    stats = measure.load_runtime()
+    model, specs = build(argv[0])
+    inputs = measure.make_inputs(specs)
+    result = {"eager": measure.measure_training_step(
+        model, inputs, stats=stats, set_to_none=False).peak_bytes}
+    if len(argv) > 1:
+        reference, _ = build(argv[0])
+        module = torch.jit.load(argv[1])
+        module.train()
+        cmp = measure.compare_with_eager(reference, module, inputs,
+                                         stats=stats, set_to_none=False)
+        result["bitwise"] = cmp["bitwise"]
+        result["compiled"] = measure.measure_training_step(
+            module, inputs, stats=stats, set_to_none=False).peak_bytes
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
