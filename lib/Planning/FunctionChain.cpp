@@ -477,11 +477,14 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
         if (paramIds.count(path))
           ++usesHere[path];
       });
-      if (auto torchOp = dyn_cast<TorchOp>(op))
-        for (int64_t index : torchOp.getMutates().value_or(ArrayRef<int64_t>()))
-          if (Value root = getStorageRoot(op->getOperand(index));
-              root.getDefiningOp<BufferOp>())
-            writtenState.insert(root);
+      auto torchOp = dyn_cast<TorchOp>(op);
+      std::optional<ArrayRef<int64_t>> mutates =
+          torchOp ? torchOp.getMutates() : std::nullopt;
+      ArrayRef<int64_t> mutated = mutates ? *mutates : ArrayRef<int64_t>();
+      for (int64_t index : mutated)
+        if (Value root = getStorageRoot(op->getOperand(index));
+            root.getDefiningOp<BufferOp>())
+          writtenState.insert(root);
       llvm::SetVector<Value> opRoots;
       for (Value saved : memory.getSavedValues(op))
         opRoots.insert(getStorageRoot(saved));
