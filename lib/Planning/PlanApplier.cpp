@@ -146,9 +146,9 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
   for (CheckpointOp region : regions)
     if (StringAttr param = findSplitParameterSum(region, uses))
       return region.emitError("checkpoint region '")
-             << region.getLabel() << "' would hold " << uses.lookup(param)
-             << " uses of parameter '" << param.getValue()
-             << "' but not all, and sum its gradient in another order";
+             << region.getLabel() << "' would hold some but not all of the "
+             << uses.lookup(param) << " uses of parameter '" << param.getValue()
+             << "' and sum its gradient in another order than autograd";
   return success();
 }
 
