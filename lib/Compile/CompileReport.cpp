@@ -86,9 +86,15 @@ describePeakTensors(const TrainingMemoryModel &model,
   std::vector<PeakTensorReport> described;
   std::map<std::pair<std::string, std::string>, size_t> index;
   for (const PeakTensor &tensor : model.getPeakTensors()) {
-    PeakTensorReport entry{
-        tensor.value ? describeValue(tensor.value, inputNames) : "",
-        roleName(tensor.role).str(), tensor.bytes};
+    // Storages no value of the graph names: what autograd or the runtime
+    // allocates only to save (packed inputs, masks, statistics, copies of
+    // region state) and kernels' results not yet given to a value.
+    std::string what;
+    if (tensor.value)
+      what = describeValue(tensor.value, inputNames);
+    else if (tensor.role == PeakTensor::Role::Other)
+      what = "(saved copies, masks, temporaries)";
+    PeakTensorReport entry{what, roleName(tensor.role).str(), tensor.bytes};
     auto [it, inserted] =
         index.try_emplace({entry.what, entry.role}, described.size());
     if (inserted)
@@ -104,7 +110,7 @@ describePeakTensors(const TrainingMemoryModel &model,
     for (size_t i = kShown; i < described.size(); ++i)
       rest += described[i].bytes;
     described.resize(kShown);
-    described.push_back({"", "other", rest});
+    described.push_back({"(the rest)", "other", rest});
   }
   return described;
 }
