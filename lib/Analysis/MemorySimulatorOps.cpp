@@ -474,6 +474,7 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
       laterParamGrads.push_back({value, grad, pending == 0});
       return;
     }
+    noteGradOf(value, grad);
     if (options.gradBuffers == GradBuffers::Allocated)
       allocateParamGrad(value, grad, temps);
     else
