@@ -126,6 +126,9 @@ private:
   /// region, and while a region's backward runs, the ones it collects with
   /// the gradient collected so far (inner uses summed out of place).
   ArrayRef<StringAttr> getReturnedParams(CheckpointOp region);
+  /// getWrittenStateBytes, once per region (forward and backward ask).
+  int64_t getStateBytes(CheckpointOp region);
+  DenseMap<Operation *, int64_t> stateBytes;
   DenseMap<Operation *, SmallVector<StringAttr>> returnedParams;
   DenseMap<StringAttr, unsigned> paramOpCounts;
   bool paramOpsCounted = false;

@@ -405,7 +405,7 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
     }
   }
   // The runtime's copy of the state the region writes, kept for backward.
-  if (int64_t state = anyGrad ? getWrittenStateBytes(cp) : 0) {
+  if (int64_t state = anyGrad ? getStateBytes(cp) : 0) {
     node.saved.push_back(newStorage(state));
     retain(node.saved.back());
   }
@@ -720,7 +720,7 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
       gradValues.insert(arg);
   }
   // The recompute writes a second copy of that state, not the module's.
-  if (int64_t state = getWrittenStateBytes(cp)) {
+  if (int64_t state = getStateBytes(cp)) {
     restored.push_back(newStorage(state));
     retain(restored.back());
   }
@@ -769,6 +769,13 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
   for (unsigned id : temps)
     release(id);
   sumHeldParamGrads(cp);
+}
+
+int64_t MemorySimulator::getStateBytes(CheckpointOp region) {
+  auto [it, inserted] = stateBytes.try_emplace(region, 0);
+  if (inserted)
+    it->second = getWrittenStateBytes(region);
+  return it->second;
 }
 
 ArrayRef<StringAttr> MemorySimulator::getReturnedParams(CheckpointOp region) {

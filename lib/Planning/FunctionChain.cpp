@@ -5,9 +5,9 @@
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Planning/RegionOutlining.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -363,18 +363,6 @@ mlir::memopt::getRegionLabel(ArrayRef<Operation *> ops,
   return first == last ? first : first + ".." + last;
 }
 
-/// Calls `use` with the path of the trainable parameter each operand of
-/// `op` (or of an op nested in it) reads.
-static void forEachParamUse(Operation *op,
-                            llvm::function_ref<void(StringAttr)> use) {
-  op->walk([&](Operation *inner) {
-    for (Value operand : inner->getOperands())
-      if (auto param = operand.getDefiningOp<ParamOp>();
-          param && !param.getFrozen())
-        use(param.getPathAttr());
-  });
-}
-
 FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     func::FuncOp func, const TrainingMemoryModel &memory, const CostModel &cost,
     const BinaryValueAnalysis &binary, const FunctionChainOptions &options) {
@@ -413,7 +401,7 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
   // Parameters used more than once in the function, numbered.
   llvm::DenseMap<StringAttr, unsigned> totalUses, paramIds;
   for (Operation &op : body.without_terminator())
-    forEachParamUse(&op, [&](StringAttr path) { ++totalUses[path]; });
+    countParameterUses(&op, totalUses);
   for (auto &[path, uses] : totalUses)
     if (uses >= 2)
       paramIds.try_emplace(path, paramIds.size());
@@ -471,12 +459,9 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     segment.outputBytes = bytesOfRoots(outRoots, free);
     int64_t newBytes = 0;
     llvm::SetVector<Value> writtenState;
-    llvm::MapVector<StringAttr, unsigned> usesHere;
+    llvm::DenseMap<StringAttr, unsigned> usesHere;
     for (Operation *op : ops) {
-      forEachParamUse(op, [&](StringAttr path) {
-        if (paramIds.count(path))
-          ++usesHere[path];
-      });
+      countParameterUses(op, usesHere);
       auto torchOp = dyn_cast<TorchOp>(op);
       std::optional<ArrayRef<int64_t>> mutates =
           torchOp ? torchOp.getMutates() : std::nullopt;
@@ -512,8 +497,8 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     for (Value root : writtenState)
       segment.writtenStateBytes += std::max<int64_t>(0, bytesOf(root));
     for (auto &[path, uses] : usesHere)
-      segment.paramUses.push_back(
-          {paramIds.lookup(path), uses, totalUses.lookup(path)});
+      if (auto id = paramIds.find(path); id != paramIds.end())
+        segment.paramUses.push_back({id->second, uses, totalUses.lookup(path)});
     segment.savedInputBytes = bytesOfRoots(savedIn.back(), free);
     segment.savedOutputBytes = bytesOfRoots(savedOut.back(), free);
     if (s > 0) {
