@@ -128,14 +128,18 @@ void fuzzOptions(llvm::StringRef text) {
       values.push_back(part.str());
     return values;
   };
+  std::string error;
+  FailureOr<PlanningOptions> planning = parsePlanningOptions(
+      fields[0], fields[1].empty() ? "balanced" : fields[1],
+      fields[2].empty() ? "cpu" : fields[2], kDefaultOffloadBandwidthGBps,
+      /*allowOverBudget=*/false, list(fields[8]), list(fields[9]),
+      list(fields[10]), error);
+  if (failed(planning))
+    return checkFailure("options", error);
   CompileOptions options;
   options.inputPath = "/dev/null";
   options.analyzeOnly = true;
-  options.budget = fields[0].str();
-  if (!fields[1].empty())
-    options.prefer = fields[1].str();
-  if (!fields[2].empty())
-    options.device = fields[2].str();
+  options.planning = *planning;
   if (!fields[3].empty())
     options.gradBuffers = fields[3].str();
   if (!fields[4].empty())
@@ -144,13 +148,7 @@ void fuzzOptions(llvm::StringRef text) {
     options.fallback = fields[5].str();
   options.inputShapes = list(fields[6]);
   options.specs = list(fields[7]);
-  options.checkpoint = list(fields[8]);
-  options.noCheckpoint = list(fields[9]);
-  options.assumeBinary = list(fields[10]);
-
-  std::string error;
-  std::optional<Budget> budget;
-  if (failed(validateCompileOptions(options, budget, error)))
+  if (failed(validateCompileOptions(options, error)))
     return checkFailure("options", error);
   FailureOr<std::vector<InputSignature>> signatures =
       collectSignatures(options, error);

@@ -1,11 +1,13 @@
 //===- MemoptPipeline.cpp - the memopt-pipeline pass pipeline -------------===//
 //
-// What memopt-compile runs between import and export: pack binary saved
-// inputs of convolutions (no recompute), plan checkpoint regions for the
-// budget or preference, then pack binary region inputs and, for CUDA plans,
-// schedule the prefetch of offloaded region inputs.
+// What memopt-compile runs between import and export, as a list of verbs:
+// stamp the baseline, pack binary saved inputs, keep masks and indices,
+// chunk large batch-norm and weight-gradient backwards (CPU), plan
+// checkpoint regions for the budget or preference, pack binary region
+// inputs and, for CUDA plans, schedule the prefetch of offloaded inputs.
 //
 //===----------------------------------------------------------------------===//
+#include "memopt/Planning/PlanningOptions.h"
 #include "memopt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +19,8 @@ using namespace mlir;
 using namespace mlir::memopt;
 
 namespace {
+/// memopt-insert-checkpoints' options (same names, same parser) and
+/// `compress`.
 struct MemoptPipelineOptions
     : public PassPipelineOptions<MemoptPipelineOptions> {
   Option<std::string> budget{*this, "budget",
@@ -49,59 +53,72 @@ struct MemoptPipelineOptions
                         llvm::cl::init(true)};
 };
 
-void buildMemoptPipeline(OpPassManager &pm,
-                         const MemoptPipelineOptions &options) {
+/// Adds `pass` with its options given as text (pass-option syntax).
+LogicalResult addWithOptions(OpPassManager &pm, std::unique_ptr<Pass> pass,
+                             const std::string &options,
+                             function_ref<LogicalResult(const Twine &)> error) {
+  if (failed(pass->initializeOptions(options, error)))
+    return failure();
+  pm.addPass(std::move(pass));
+  return success();
+}
+
+LogicalResult
+buildMemoptPipeline(OpPassManager &pm, const PlanningOptions &options,
+                    function_ref<LogicalResult(const Twine &)> error) {
+  bool cpu = options.device == TrainingDevice::CPU;
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createFunctionalizeLists());
-  InsertCompressionOptions saved;
-  saved.assumeBinary = options.assumeBinary;
-  saved.regions = false;
-  saved.savedInputs = options.compress;
-  saved.savedForms = options.compress;
-  // The buffers these avoid are the CPU kernels' (the runtime calls ATen's
-  // own batch-norm and dropout on other devices: CUDA's dropout keeps a
-  // byte mask of its own).
-  saved.batchNormByChannel = options.device != "cuda";
-  saved.dropoutMasks = options.device != "cuda";
-  funcPm.addPass(createInsertCompression(saved));
-  if (options.device != "cuda")
-    funcPm.addPass(createChunkWeightGradients());
-
-  InsertCheckpointsOptions plan;
-  plan.budget = options.budget;
-  plan.prefer = options.prefer;
-  plan.device = options.device;
-  plan.checkpoint = options.checkpoint;
-  plan.noCheckpoint = options.noCheckpoint;
-  plan.assumeBinary = options.assumeBinary;
-  plan.allowOverBudget = options.allowOverBudget;
-  plan.offloadBandwidth = options.offloadBandwidth;
-  funcPm.addPass(createInsertCheckpoints(plan));
-
+  StampBaselineOptions stamp;
+  if (options.budget)
+    stamp.budget = options.budget->text;
+  funcPm.addPass(createStampBaseline(stamp));
   if (options.compress) {
-    InsertCompressionOptions regions;
-    regions.assumeBinary = options.assumeBinary;
-    regions.regions = true;
-    regions.savedInputs = false;
-    regions.savedForms = false;
-    regions.batchNormByChannel = false;
-    funcPm.addPass(createInsertCompression(regions));
+    funcPm.addPass(createPackSavedInputs({options.assumeBinary}));
+    // The buffers dropout masks and batch-norm chunks avoid are the CPU
+    // kernels' (CUDA's dropout keeps a byte mask of its own).
+    funcPm.addPass(createInsertSavedForms({/*dropoutMasks=*/cpu}));
+    if (cpu)
+      funcPm.addPass(createChunkBatchNormBackward());
   }
+  if (cpu)
+    funcPm.addPass(createChunkWeightGradients());
+  if (failed(addWithOptions(funcPm, createInsertCheckpoints(),
+                            printPassOptions(options), error)))
+    return failure();
+  if (options.compress)
+    funcPm.addPass(createPackRegionInputs({options.assumeBinary}));
   // Offload is planned only for CUDA; schedule when its inputs come back.
-  if (options.device == "cuda") {
-    SchedulePrefetchOptions prefetch;
-    prefetch.bandwidth = options.offloadBandwidth;
-    funcPm.addPass(createSchedulePrefetch(prefetch));
-  }
+  if (options.allowsOffload())
+    funcPm.addPass(createSchedulePrefetch({options.offloadBandwidthGBps}));
+  return success();
 }
 } // namespace
 
 void mlir::memopt::registerMemoptPipeline() {
-  PassPipelineRegistration<MemoptPipelineOptions>(
+  registerPassPipeline(
       "memopt-pipeline",
-      "Plan training memory: pack binary saved inputs, add large linear "
-      "weight gradients into .grad by row block (device=cpu), insert "
-      "checkpoint regions for a budget or preference, pack binary region "
-      "inputs, schedule prefetches of offloaded inputs (device=cuda)",
-      buildMemoptPipeline);
+      "Plan training memory: stamp the baseline, pack binary saved inputs, "
+      "keep masks and indices, chunk large batch-norm and linear weight "
+      "gradient backwards (device=cpu), insert checkpoint regions for a "
+      "budget or preference, pack binary region inputs, schedule prefetches "
+      "of offloaded inputs (device=cuda)",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        MemoptPipelineOptions raw;
+        if (failed(raw.parseFromString(text)))
+          return failure();
+        std::string error;
+        FailureOr<PlanningOptions> options = parsePlanningOptions(
+            raw.budget, raw.prefer, raw.device, raw.offloadBandwidth,
+            raw.allowOverBudget, *raw.checkpoint, *raw.noCheckpoint,
+            *raw.assumeBinary, error);
+        if (failed(options))
+          return errorHandler(error);
+        options->compress = raw.compress;
+        return buildMemoptPipeline(pm, *options, errorHandler);
+      },
+      [](function_ref<void(const detail::PassOptions &)> describe) {
+        describe(MemoptPipelineOptions());
+      });
 }

@@ -327,3 +327,30 @@ BinaryValueAnalysis::BinaryValueAnalysis(Operation *op,
   paths.append(assumedPaths.begin(), assumedPaths.end());
   analyze(op, paths);
 }
+
+LogicalResult mlir::memopt::verifyModulePaths(func::FuncOp func,
+                                              ArrayRef<std::string> paths,
+                                              StringRef option) {
+  for (const std::string &path : paths) {
+    // Nested ops count: a planned function's ops sit in its regions.
+    bool found = func.walk([&](Operation *op) {
+                       return locationInModule(op->getLoc(), path)
+                                  ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+                     })
+                     .wasInterrupted();
+    if (!found)
+      return func.emitError("module path '")
+             << path << "' names no operation of @" << func.getSymName() << " ("
+             << option << ")";
+  }
+  return success();
+}
+
+FailureOr<BinaryValueAnalysis>
+mlir::memopt::analyzeBinaryValues(func::FuncOp func,
+                                  ArrayRef<std::string> assumeBinary) {
+  if (failed(verifyModulePaths(func, assumeBinary, "--assume-binary")))
+    return failure();
+  return BinaryValueAnalysis(func, assumeBinary);
+}

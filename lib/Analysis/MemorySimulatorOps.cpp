@@ -5,6 +5,7 @@
 #include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/RegionState.h"
 #include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Runtime/PackedFormat.h"
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -342,7 +343,9 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
 
 void MemorySimulator::saveMaskOf(Value value, Node &node) {
   int64_t numel = std::max<int64_t>(getNumElements(value.getType()), 0);
-  unsigned id = newStorage((numel + 7) / 8);
+  // One bit per value, as a bit-packed tensor.
+  unsigned id = newStorage(
+      ::memopt::packed::maxPayloadBytes(::memopt::packed::Kind::Bit, numel));
   retain(id);
   node.saved.push_back(id);
   // The runtime (MaskBits.h) unpacks 2^18 values at a time, a bool each,

@@ -46,3 +46,9 @@ bool mlir::memopt::isTensorLike(Type type) {
   }
   return isa<TensorType>(type);
 }
+
+bool mlir::memopt::isStaticFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() &&
+         isa<FloatType>(tensor.getElementType());
+}

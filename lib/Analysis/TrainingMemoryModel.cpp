@@ -343,6 +343,15 @@ TrainingMemoryModel::TrainingMemoryModel(Operation *op,
   peakTensors = std::move(replay.peakTensors);
 }
 
+llvm::DenseMap<Value, unsigned>
+TrainingMemoryModel::countKeepers(Block &body) const {
+  llvm::DenseMap<Value, unsigned> keepers;
+  for (Operation &op : body)
+    for (Value saved : getSavedValues(&op))
+      ++keepers[saved];
+  return keepers;
+}
+
 const TimelineEntry *TrainingMemoryModel::getPeakEntry() const {
   return peakIndex < timeline.size() ? &timeline[peakIndex] : nullptr;
 }

@@ -10,6 +10,7 @@
 #include "memopt/Conversion/TorchScriptImport.h"
 #include "memopt/Conversion/ZipArchive.h"
 #include "memopt/Dialect/MemoptDialect.h"
+#include "memopt/Planning/BaselineStamp.h"
 #include "memopt/Planning/Budget.h"
 #include "memopt/Probe/KernelProbe.h"
 #include "memopt/Support/QuotedText.h"
@@ -235,9 +236,8 @@ static bool verifyWrittenArchive(llvm::StringRef path,
 int mlir::memopt::runCompile(const CompileOptions &options,
                              llvm::raw_ostream &errs) {
   Stopwatch total, phase;
-  std::optional<Budget> budget;
   std::string error;
-  if (failed(validateCompileOptions(options, budget, error))) {
+  if (failed(validateCompileOptions(options, error))) {
     errs << "memopt: error: " << error << "\n";
     return 1;
   }
@@ -248,19 +248,14 @@ int mlir::memopt::runCompile(const CompileOptions &options,
     return 1;
   }
   std::vector<InputSignature> signatures = std::move(*collected);
-  std::vector<std::optional<Budget>> budgets;
-  for (const InputSignature &signature : signatures) {
-    budgets.push_back(budget);
-    if (signature.budget.empty())
-      continue;
-    FailureOr<Budget> own = parseBudget(signature.budget, error);
-    if (failed(own)) {
+  // A signature's own budget overrides --budget (stampBaseline reads it).
+  for (const InputSignature &signature : signatures)
+    if (!signature.budget.empty() &&
+        failed(parseBudget(signature.budget, error))) {
       errs << "memopt: error: in signature '"
            << formatSignature(signature.inputs) << "': " << error << "\n";
       return 1;
     }
-    budgets.back() = *own;
-  }
 
   bool several = signatures.size() > 1;
   if (!several && (options.strictSignatures || options.fallback != "generic"))
@@ -343,9 +338,10 @@ int mlir::memopt::runCompile(const CompileOptions &options,
     (*module)->setAttr(kWorldSizeAttrName,
                        Builder(&context).getI64IntegerAttr(options.worldSize));
   // The CUDA side of the memory model (CPU modules stay unstamped).
-  if (options.device == "cuda")
+  if (options.planning.device == TrainingDevice::CUDA)
     (*module)->setAttr(kTrainingDeviceAttrName,
-                       StringAttr::get(&context, options.device));
+                       StringAttr::get(&context, stringifyTrainingDevice(
+                                                     options.planning.device)));
   if (signatures.size() == 1) {
     if (auto forward = module->lookupSymbol<func::FuncOp>("forward")) {
       Builder builder(&context);
@@ -359,7 +355,7 @@ int mlir::memopt::runCompile(const CompileOptions &options,
 
   // One call per recurrent layer, before the probe measures each call. CPU
   // only: cuDNN runs a whole stack, with dropout from its own generator.
-  if (options.device == "cpu") {
+  if (options.planning.device == TrainingDevice::CPU) {
     PassManager canonical(&context);
     canonical.addNestedPass<func::FuncOp>(createSplitRecurrentLayers());
     if (failed(canonical.run(*module))) {
@@ -388,17 +384,11 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   report.output = absolutePath(options.outputPath);
   report.command = options.commandLine;
   report.analyzeOnly = options.analyzeOnly;
-  report.budget = options.budget;
-  report.prefer = options.prefer;
-  report.device = options.device;
+  report.planning = options.planning;
   report.gradBuffers = gradBuffers.str();
   report.worldSize = options.worldSize;
   report.torchVersion = MEMOPT_TORCH_VERSION;
   report.fallback = options.fallback;
-  report.checkpoint = options.checkpoint;
-  report.noCheckpoint = options.noCheckpoint;
-  report.assumeBinary = options.assumeBinary;
-  report.allowOverBudget = options.allowOverBudget;
   report.strictSignatures = options.strictSignatures;
   report.timelineInJSON = options.timeline;
 
@@ -419,7 +409,7 @@ int mlir::memopt::runCompile(const CompileOptions &options,
     }
     SignatureReport s;
     s.function = func.getSymName().str();
-    s.preference = options.prefer;
+    s.preference = stringifyPreference(options.planning.prefer).str();
     if (!signatures.empty()) {
       const InputSignature &signature = signatures[i];
       s.signature = formatSignature(signature.inputs);
@@ -429,9 +419,14 @@ int mlir::memopt::runCompile(const CompileOptions &options,
         s.inputNames.push_back(spec.name);
     }
     s.baseline = predictMemory(func, &s.unknownOps, s.inputNames);
-    if (const std::optional<Budget> &own =
-            budgets.empty() ? budget : budgets[i])
-      s.budgetBytes = own->resolve(s.baseline.peakBytes);
+    // The one baseline and budget the planner and this report refer to.
+    if (failed(stampBaseline(func, options.planning.budget))) {
+      if (!printer.errorPrinted())
+        printer.error("cannot resolve the budget of @" +
+                      func.getSymName().str());
+      return 1;
+    }
+    s.budgetBytes = getStampedBudgetBytes(func);
     report.signatures.push_back(std::move(s));
   }
 

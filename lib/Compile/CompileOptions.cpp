@@ -17,21 +17,6 @@
 using namespace mlir;
 using namespace mlir::memopt;
 
-std::string mlir::memopt::formatSignature(llvm::ArrayRef<InputSpec> inputs) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  llvm::interleave(
-      inputs, os,
-      [&](const InputSpec &spec) {
-        os << spec.name << ":";
-        llvm::interleave(spec.shape, os, "x");
-        if (spec.dtype != "f32")
-          os << ":" << spec.dtype;
-      },
-      ",");
-  return text;
-}
-
 LogicalResult mlir::memopt::checkWritable(llvm::StringRef path,
                                           std::string &error) {
   namespace fs = llvm::sys::fs;
@@ -62,29 +47,8 @@ LogicalResult mlir::memopt::checkWritable(llvm::StringRef path,
   return success();
 }
 
-/// Module paths travel inside the pass pipeline text: keep them to the
-/// characters a module path has (and `first..last` ranges).
-static LogicalResult checkModulePaths(llvm::StringRef option,
-                                      llvm::ArrayRef<std::string> paths,
-                                      std::string &error) {
-  for (const std::string &path : paths) {
-    bool ok = !path.empty() && llvm::all_of(path, [](char c) {
-      return llvm::isAlnum(c) || c == '_' || c == '.' || c == '-';
-    });
-    if (!ok) {
-      error = ("invalid module path " + quoted(path) + " in --" + option +
-               " (expected dotted module paths such as layer1.0 or "
-               "features.3, separated by ',')")
-                  .str();
-      return failure();
-    }
-  }
-  return success();
-}
-
 LogicalResult
 mlir::memopt::validateCompileOptions(const CompileOptions &options,
-                                     std::optional<Budget> &budget,
                                      std::string &error) {
   if (options.inputPath.empty()) {
     error = "no input model (usage: memopt-compile model.pt -o "
@@ -105,25 +69,6 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
       return failure();
     }
   }
-  if (!llvm::is_contained({"speed", "balanced", "memory"}, options.prefer)) {
-    error = "unknown --prefer " + quoted(options.prefer) +
-            " (expected speed, balanced or memory)";
-    return failure();
-  }
-  if (!llvm::is_contained({"cpu", "cuda"}, options.device)) {
-    error = "unknown --device " + quoted(options.device) +
-            " (expected cpu or cuda)";
-    return failure();
-  }
-  if (!(options.offloadBandwidthGBps > 0) ||
-      !std::isfinite(options.offloadBandwidthGBps)) {
-    std::string given;
-    llvm::raw_string_ostream(given)
-        << llvm::format("%g", options.offloadBandwidthGBps);
-    error =
-        "--offload-bandwidth must be a positive number of GB/s, got " + given;
-    return failure();
-  }
   if (options.worldSize < 1 || options.worldSize > kMaxWorldSize) {
     error = "--world-size must be between 1 and " +
             std::to_string(kMaxWorldSize) + ", got " +
@@ -142,23 +87,17 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
             " (expected auto, probe or model)";
     return failure();
   }
-  if (options.kernelWorkspaces == "probe" && options.device != "cpu") {
+  if (options.kernelWorkspaces == "probe" &&
+      options.planning.device != TrainingDevice::CPU) {
     error = "--kernel-workspaces=probe measures this machine's CPU kernels; "
             "it cannot stand for --device " +
-            options.device;
+            stringifyTrainingDevice(options.planning.device).str();
     return failure();
   }
   if (!llvm::is_contained({"generic", "original"}, options.fallback)) {
     error = "unknown --fallback " + quoted(options.fallback) +
             " (expected generic or original)";
     return failure();
-  }
-  budget.reset();
-  if (!options.budget.empty()) {
-    FailureOr<Budget> parsed = parseBudget(options.budget, error);
-    if (failed(parsed))
-      return failure();
-    budget = *parsed;
   }
   for (const std::string &text : options.inputShapes)
     if (failed(parseInputSpec(text, error)))
@@ -167,16 +106,6 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
     for (const std::string &text : *list)
       if (failed(parseSignatureSpec(text, error)))
         return failure();
-  if (failed(checkModulePaths("checkpoint", options.checkpoint, error)) ||
-      failed(checkModulePaths("no-checkpoint", options.noCheckpoint, error)) ||
-      failed(checkModulePaths("assume-binary", options.assumeBinary, error)))
-    return failure();
-  for (const std::string &path : options.checkpoint)
-    if (llvm::is_contained(options.noCheckpoint, path)) {
-      error = "module path " + quoted(path) +
-              " is in both --checkpoint and --no-checkpoint";
-      return failure();
-    }
 
   if (!options.passPipeline.empty() && options.analyzeOnly) {
     error = "--pass-pipeline runs passes; it cannot be combined with "
@@ -278,8 +207,7 @@ mlir::memopt::collectSignatures(const CompileOptions &options,
   // The same shapes twice would give two identical dispatch cases.
   for (size_t i = 0; i < signatures.size(); ++i)
     for (size_t j = 0; j < i; ++j)
-      if (formatSignature(signatures[i].inputs) ==
-          formatSignature(signatures[j].inputs)) {
+      if (signatures[i].inputs == signatures[j].inputs) {
         error = "signature " + quoted(formatSignature(signatures[i].inputs)) +
                 " is given twice";
         return failure();
@@ -299,7 +227,8 @@ bool mlir::memopt::shouldProbeKernels(const CompileOptions &options) {
   // The probe measures this process's CPU kernels: they stand for training
   // on the CPU only.
   return options.kernelWorkspaces == "probe" ||
-         (options.kernelWorkspaces == "auto" && options.device == "cpu");
+         (options.kernelWorkspaces == "auto" &&
+          options.planning.device == TrainingDevice::CPU);
 }
 
 std::string mlir::memopt::buildPipeline(const CompileOptions &options,
@@ -312,27 +241,8 @@ std::string mlir::memopt::buildPipeline(const CompileOptions &options,
   // Plan each signature's function first: the generic fallback is a copy of
   // a planned one, and the planner leaves planned functions alone.
   if (plan) {
-    os << kPlanningPipelineName << "{";
-    std::string budget = options.budget;
-    llvm::erase_if(budget, [](char c) { return llvm::isSpace(c); });
-    if (!budget.empty())
-      os << "budget=" << budget << " ";
-    os << "prefer=" << options.prefer << " device=" << options.device;
-    // Every digit: the pass reads back the value validated here.
-    if (options.device == "cuda")
-      os << " offload-bandwidth="
-         << llvm::format("%.17g", options.offloadBandwidthGBps);
-    auto list = [&](llvm::StringRef name, llvm::ArrayRef<std::string> values) {
-      if (values.empty())
-        return;
-      os << " " << name << "=";
-      llvm::interleave(values, os, ",");
-    };
-    list("checkpoint", options.checkpoint);
-    list("no-checkpoint", options.noCheckpoint);
-    list("assume-binary", options.assumeBinary);
-    os << " allow-over-budget="
-       << (options.allowOverBudget ? "true" : "false") << "}";
+    os << kPlanningPipelineName << "{"
+       << printPassOptions(options.planning, /*withCompress=*/true) << "}";
     if (specialize)
       os << ",";
   }

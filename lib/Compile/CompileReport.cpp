@@ -441,17 +441,19 @@ public:
       json.attribute("command", text(report.command));
       json.attribute("mode", report.analyzeOnly ? "analyze-only" : "compile");
       json.attributeObject("options", [&] {
-        nullableString("budget", report.budget);
-        json.attribute("prefer", text(report.prefer));
-        json.attribute("device", text(report.device));
+        const PlanningOptions &planning = report.planning;
+        nullableString("budget", planning.budget ? planning.budget->text : "");
+        json.attribute("prefer", text(stringifyPreference(planning.prefer)));
+        json.attribute("device",
+                       text(stringifyTrainingDevice(planning.device)));
         json.attribute("grad_buffers", text(report.gradBuffers));
         json.attribute("world_size", report.worldSize);
         json.attribute("kernel_workspaces",
                        report.kernelWorkspaces.probed ? "probe" : "model");
-        strings("checkpoint", report.checkpoint);
-        strings("no_checkpoint", report.noCheckpoint);
-        strings("assume_binary", report.assumeBinary);
-        json.attribute("allow_over_budget", report.allowOverBudget);
+        strings("checkpoint", planning.checkpoint);
+        strings("no_checkpoint", planning.noCheckpoint);
+        strings("assume_binary", planning.assumeBinary);
+        json.attribute("allow_over_budget", planning.allowOverBudget);
         json.attribute("strict_signatures", report.strictSignatures);
       });
       if (const SignatureReport *main = report.primary())

@@ -52,9 +52,9 @@ static std::string recommend(const CompileReport &report,
     int64_t reachable = s.minReachablePeakBytes.value_or(
         s.planned ? s.planned->peakBytes : baseline);
     text += "; try --budget " + formatBudgetValue(reachable);
-    if (report.device == "cpu")
+    if (report.planning.device == TrainingDevice::CPU)
       text += " or --device cuda to offload";
-    if (report.allowOverBudget)
+    if (report.planning.allowOverBudget)
       text += " (the least-peak plan was written: --allow-over-budget)";
     return text;
   }
@@ -68,7 +68,8 @@ static std::string recommend(const CompileReport &report,
              percent(1.0 - double(baseline) / double(*s.budgetBytes)) +
              " headroom); nothing needed changing";
     std::string text = "budget met with " + percent(headroom) + " headroom";
-    if (report.prefer != "speed" && headroom >= 0.2 && overhead > 0)
+    if (report.planning.prefer != Preference::Speed && headroom >= 0.2 &&
+        overhead > 0)
       text += "; --prefer speed would spend it on less recomputation (now +" +
               percent(overhead) + " per step)";
     else if (overhead > 0.25)
@@ -77,9 +78,11 @@ static std::string recommend(const CompileReport &report,
     return text;
   }
   if (s.regions.empty() && s.compressed.empty() && s.offloaded.empty())
-    return "nothing was worth changing for --prefer " + report.prefer +
+    return "nothing was worth changing for --prefer " +
+           stringifyPreference(report.planning.prefer).str() +
            "; give --budget to force a lower peak";
-  return "no --budget given: planned for --prefer " + report.prefer + " (" +
+  return "no --budget given: planned for --prefer " +
+         stringifyPreference(report.planning.prefer).str() + " (" +
          percent(baseline > 0 ? double(planned) / double(baseline) - 1.0 : 0) +
          " peak for +" + percent(overhead) +
          " time); give --budget to bound the peak";
@@ -117,8 +120,9 @@ static void printSignature(const CompileReport &report,
   }
   if (s.budgetBytes) {
     line("budget") << formatBytes(*s.budgetBytes);
-    if (!report.budget.empty() && report.budget.find('%') != std::string::npos)
-      os << " (" << report.budget << " of the baseline)";
+    if (report.planning.budget &&
+        report.planning.budget->kind == Budget::Kind::Percent)
+      os << " (" << report.planning.budget->text << " of the baseline)";
     int64_t peak = s.planned ? s.planned->peakBytes : b.peakBytes;
     if (s.feasible && !*s.feasible)
       os << "  NOT met";
@@ -256,7 +260,8 @@ void CompileReport::printSummary(llvm::raw_ostream &os) const {
   os << llvm::format("plan %.2f s, export %.2f s, total %.2f s\n",
                      timings.planSeconds, timings.exportSeconds,
                      timings.totalSeconds);
-  os << "planned for PyTorch " << torchVersion << " on " << device << ", .grad "
+  os << "planned for PyTorch " << torchVersion << " on "
+     << stringifyTrainingDevice(planning.device) << ", .grad "
      << (gradBuffers == "allocated" ? "set to None between steps (allocated "
                                       "in backward)"
                                     : "zeroed in place between steps");

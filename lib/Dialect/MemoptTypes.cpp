@@ -1,6 +1,7 @@
 //===- MemoptTypes.cpp - memopt types -------------------------------------===//
 #include "memopt/Dialect/MemoptTypes.h"
 #include "memopt/Dialect/MemoptDialect.h"
+#include "memopt/Runtime/PackedFormat.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -53,21 +54,26 @@ RankedTensorType PackedTensorType::getLogicalType() const {
   return RankedTensorType::get(getShape(), getElementType());
 }
 
+/// The runtime contract's kind of the same packed format.
+static ::memopt::packed::Kind toPackedKind(CompressionKind kind) {
+  switch (kind) {
+  case CompressionKind::bit:
+    return ::memopt::packed::Kind::Bit;
+  case CompressionKind::bool_:
+    return ::memopt::packed::Kind::Bool;
+  case CompressionKind::uint8:
+    return ::memopt::packed::Kind::UInt8;
+  case CompressionKind::sparse:
+    return ::memopt::packed::Kind::Sparse;
+  }
+  llvm_unreachable("unknown compression kind");
+}
+
 int64_t PackedTensorType::getPackedBytes() const {
   int64_t elements = 1;
   for (int64_t dim : getShape())
     elements *= dim;
-  switch (getKind()) {
-  case CompressionKind::bit:
-    return (elements + 7) / 8;
-  case CompressionKind::bool_:
-  case CompressionKind::uint8:
-    return elements;
-  case CompressionKind::sparse:
-    // Worst case: every value is one, stored as a 32-bit index.
-    return elements * 4;
-  }
-  llvm_unreachable("unknown compression kind");
+  return ::memopt::packed::maxPayloadBytes(toPackedKind(getKind()), elements);
 }
 
 LogicalResult

@@ -6,6 +6,7 @@
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Planning/RegionOutlining.h"
+#include "memopt/Runtime/PackedFormat.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
@@ -369,16 +370,11 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
   Block &body = func.getBody().front();
   OpOrder order(body);
 
-  // Every path the user names must exist, or it is a typo.
-  for (const auto *list : {&options.forceCheckpoint, &options.forbidCheckpoint})
-    for (const std::string &path : *list)
-      if (llvm::none_of(order.ops, [&](Operation *op) {
-            return locationInModule(op->getLoc(), path);
-          }))
-        return func.emitError("module path '")
-               << path << "' names no operation of @" << func.getSymName()
-               << (list == &options.forceCheckpoint ? " (--checkpoint)"
-                                                    : " (--no-checkpoint)");
+  if (failed(
+          verifyModulePaths(func, options.forceCheckpoint, "--checkpoint")) ||
+      failed(
+          verifyModulePaths(func, options.forbidCheckpoint, "--no-checkpoint")))
+    return failure();
 
   // The chain is built from a function that does not change meanwhile.
   FreeValueMemo free;
@@ -519,7 +515,8 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
       if (binary.isBinary(v) && ranked && ranked.hasStaticShape() &&
           isa<FloatType>(ranked.getElementType())) {
         anyBinary = true;
-        packed += (ranked.getNumElements() + 7) / 8;
+        packed += ::memopt::packed::maxPayloadBytes(::memopt::packed::Kind::Bit,
+                                                    ranked.getNumElements());
       } else {
         packed += bytesOf(v);
       }
@@ -544,11 +541,12 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
       tensor.firstUse = use;
       tensor.bytes = bytesOf(root);
       auto ranked = dyn_cast<RankedTensorType>(root.getType());
-      tensor.packedBytes = binary.isBinary(v) && ranked &&
-                                   ranked.hasStaticShape() &&
-                                   isa<FloatType>(ranked.getElementType())
-                               ? (ranked.getNumElements() + 7) / 8
-                               : tensor.bytes;
+      tensor.packedBytes =
+          binary.isBinary(v) && ranked && ranked.hasStaticShape() &&
+                  isa<FloatType>(ranked.getElementType())
+              ? ::memopt::packed::maxPayloadBytes(::memopt::packed::Kind::Bit,
+                                                  ranked.getNumElements())
+              : tensor.bytes;
       segment.crossing.push_back(tensor);
     }
 

@@ -7,6 +7,7 @@
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Planning/BaselineStamp.h"
 #include "memopt/Planning/Budget.h"
 #include "memopt/Planning/ChainPlanner.h"
 #include "memopt/Planning/FunctionChain.h"
@@ -35,26 +36,6 @@ static constexpr double kCompressSecondsPerByte = 1 / 11.5e9 + 1 / 22.4e9;
 // part the side stream does not hide behind compute: half, before the
 // prefetch schedule (memopt-schedule-prefetch) places each copy.
 static constexpr double kOffloadExposedFraction = 0.5;
-
-std::optional<Preference> mlir::memopt::parsePreference(StringRef text) {
-  return llvm::StringSwitch<std::optional<Preference>>(text)
-      .Case("speed", Preference::Speed)
-      .Case("balanced", Preference::Balanced)
-      .Case("memory", Preference::Memory)
-      .Default(std::nullopt);
-}
-
-StringRef mlir::memopt::stringifyPreference(Preference preference) {
-  switch (preference) {
-  case Preference::Speed:
-    return "speed";
-  case Preference::Balanced:
-    return "balanced";
-  case Preference::Memory:
-    return "memory";
-  }
-  return "balanced";
-}
 
 /// Removes the `backward` kernel attributes (batch-norm by channel, weight
 /// gradients by row block) that `func`'s modelled peak can do without while
@@ -96,37 +77,18 @@ dropUnneededBackwardKernels(func::FuncOp func, int64_t limitBytes) {
   return peakAfterDrops;
 }
 
-double mlir::memopt::getTimeBudgetFraction(Preference preference) {
-  switch (preference) {
-  case Preference::Speed:
-    return 0.05;
-  case Preference::Balanced:
-    return 0.12;
-  case Preference::Memory:
-    return 0.25;
-  }
-  return 0.12;
-}
-
-
 FailureOr<MemoryPlanSummary>
 mlir::memopt::planFunctionMemory(func::FuncOp func,
-                                 const MemoryPlanOptions &options) {
+                                 const PlanningOptions &options) {
+  if (failed(stampBaseline(func, options.budget)))
+    return failure();
   TrainingMemoryModel memory(func);
   MemoryPlanSummary summary;
-  summary.baselinePeakBytes = memory.predictPeak();
-  if (auto unplanned = func->getAttrOfType<IntegerAttr>(kUnplannedPeakAttrName))
-    summary.baselinePeakBytes = unplanned.getInt();
-  std::optional<int64_t> budget;
-  if (!options.budget.empty()) {
-    std::string error;
-    FailureOr<Budget> parsed = parseBudget(options.budget, error);
-    if (failed(parsed))
-      return func.emitError(error);
-    budget = parsed->resolve(summary.baselinePeakBytes);
+  summary.baselinePeakBytes = getStampedBaselineBytes(func);
+  std::optional<int64_t> budget = getStampedBudgetBytes(func);
+  if (budget)
     summary.budgetBytes = *budget;
-  }
-  Preference preference = options.prefer.value_or(Preference::Balanced);
+  Preference preference = options.prefer;
 
   CostModel cost(func);
   BinaryValueAnalysis binary(func, options.assumeBinary);
@@ -167,10 +129,10 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
 
   ChainPlannerOptions plannerOptions;
   plannerOptions.allowCompress = true;
-  plannerOptions.allowOffload = options.allowOffload;
+  plannerOptions.allowOffload = options.allowsOffload();
   plannerOptions.compressSecondsPerByte = kCompressSecondsPerByte;
   plannerOptions.offloadSecondsPerByte =
-      kOffloadExposedFraction * 2 / options.offloadBandwidth;
+      kOffloadExposedFraction * 2 / options.getOffloadBytesPerSecond();
   plannerOptions.maxGroupLength = 0;
   // Partial plans within 1/256 of the modelled peak compete on cost: this
   // bounds the search on long chains (each plan is then checked against

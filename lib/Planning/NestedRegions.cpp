@@ -155,7 +155,7 @@ static void describeNesting(CheckpointOp outer, int64_t before,
 }
 
 FailureOr<NestingResult> mlir::memopt::nestRegionsAtPeak(
-    func::FuncOp func, const MemoryPlanOptions &options,
+    func::FuncOp func, const PlanningOptions &options,
     const ChainPlannerOptions &planner, const NestingLimits &limits) {
   NestingResult result;
   std::set<std::vector<unsigned>> refined;

@@ -19,7 +19,7 @@ using namespace mlir;
 using namespace mlir::memopt;
 
 PlanApplier::PlanApplier(Block &source, const FunctionChain &chain,
-                         const MemoryPlanOptions &options, BlockLocator locate)
+                         const PlanningOptions &options, BlockLocator locate)
     : chain(chain), options(options), locate(std::move(locate)) {
   unsigned next = 0;
   for (Operation &op : source.without_terminator())
@@ -122,7 +122,7 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
       MLIRContext *context = func.getContext();
       // Function inputs, parameters and buffers stay resident anyway.
       bool activation = isa<TensorType>(input.getType()) && !isFree(input);
-      // Binary inputs kept are packed anyway (memopt-insert-compression
+      // Binary inputs kept are packed anyway (memopt-pack-region-inputs
       // after planning): predict what will run.
       if (activation && group.policy != InputPolicy::Offload &&
           binary.isBinary(input) && isCompressibleTensor(input.getType()))

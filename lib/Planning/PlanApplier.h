@@ -25,7 +25,7 @@ public:
   /// `source` holds the chain's ops (in the order the target block has
   /// them); `locate` finds the target block in a function.
   PlanApplier(Block &source, const FunctionChain &chain,
-              const MemoryPlanOptions &options, BlockLocator locate);
+              const PlanningOptions &options, BlockLocator locate);
 
   /// Modelled peak of `func` with `plan` applied (on a scratch copy).
   FailureOr<int64_t> predict(func::FuncOp func, const ChainPlan &plan) const;
@@ -49,7 +49,7 @@ private:
   void annotate(CheckpointOp region, const ChainGroup &group) const;
 
   const FunctionChain &chain;
-  const MemoryPlanOptions &options;
+  const PlanningOptions &options;
   BlockLocator locate;
   DenseMap<Operation *, unsigned> index;
 };

@@ -18,6 +18,7 @@
 
 #include "BackwardChecks.h"
 #include "memopt/Runtime/BatchNormChunks.h"
+#include "memopt/Runtime/OpSchemas.h"
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
@@ -147,9 +148,7 @@ at::Tensor batchNormByChannel(const at::Tensor &input,
 } // namespace memopt::runtime
 
 TORCH_LIBRARY_FRAGMENT(memopt, m) {
-  m.def("batch_norm_by_channel(Tensor input, Tensor? weight, Tensor? bias, "
-        "Tensor(a!)? running_mean, Tensor(b!)? running_var, bool training, "
-        "float momentum, float eps, bool cudnn_enabled) -> Tensor");
+  m.def(memopt::schemas::kBatchNormByChannel);
 }
 
 TORCH_LIBRARY_IMPL(memopt, CompositeImplicitAutograd, m) {

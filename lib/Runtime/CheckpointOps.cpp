@@ -2,6 +2,7 @@
 
 #include "CheckpointRegion.h"
 #include "memopt/Runtime/Checkpoint.h"
+#include "memopt/Runtime/OpSchemas.h"
 
 #include <c10/util/Exception.h>
 #include <torch/library.h>
@@ -147,8 +148,7 @@ TORCH_LIBRARY_FRAGMENT(memopt, m) {
                         TORCH_FN(memopt::runtime::checkpointOp)));
   // The same with the scalars split by type: TorchScript source cannot build
   // a Scalar[] (List[number]) from literals, but can build int[] and float[].
-  m.def("checkpoint.typed(str graph, Tensor[] inputs, int[] ints, "
-        "float[] floats, str[] policies, str name) -> Tensor[]",
+  m.def(memopt::schemas::kCheckpointTyped,
         torch::dispatch(c10::DispatchKey::CompositeImplicitAutograd,
                         TORCH_FN(memopt::runtime::checkpointTypedOp)));
 }

@@ -166,10 +166,6 @@ at::ScalarType packedScalarType(CompressionKind kind, int64_t numel) {
   return at::kByte;
 }
 
-int64_t packedNumel(CompressionKind kind, int64_t numel) {
-  return kind == CompressionKind::Bit ? (numel + 7) / 8 : numel;
-}
-
 PackedTensor compressTensor(const at::Tensor &x, CompressionKind kind,
                             bool check) {
   TORCH_CHECK(x.defined(), "memopt: compress(", compressionKindName(kind),

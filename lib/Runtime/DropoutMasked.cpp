@@ -20,6 +20,7 @@
 #include "BackwardChecks.h"
 #include "CompressionBackends.h"
 #include "MaskBits.h"
+#include "memopt/Runtime/OpSchemas.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -150,8 +151,8 @@ at::Tensor dropoutMasked(const at::Tensor &input, double p, bool train) {
 // CONSERVATIVE: TorchScript must neither merge two calls on one input nor
 // drop one (each draws random numbers), as it treats aten::dropout.
 TORCH_LIBRARY_FRAGMENT(memopt, m) {
-  m.def(torch::schema("dropout_masked(Tensor input, float p, bool train) "
-                      "-> Tensor",
+  // Conservative aliasing (OpSchemas.h): it draws random numbers.
+  m.def(torch::schema(memopt::schemas::kDropoutMasked,
                       c10::AliasAnalysisKind::CONSERVATIVE));
 }
 

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PackedInputOps.h"
+#include "memopt/Runtime/OpSchemas.h"
 
 #include "memopt/Runtime/PackedInput.h"
 #include "memopt/Runtime/TorchCompat.h"
@@ -111,12 +112,9 @@ template <c10::DeviceType Device> struct Autocast {
 } // namespace memopt::runtime::packedops
 
 TORCH_LIBRARY_FRAGMENT(memopt, m) {
-  m.def("conv_packed(Tensor input, Tensor weight, Tensor? bias, int[] stride, "
-        "int[] padding, int[] dilation, int groups, str kind) -> Tensor");
-  m.def("linear_packed(Tensor input, Tensor weight, Tensor? bias, str kind) "
-        "-> Tensor");
-  m.def("linear_weight_rows(Tensor input, Tensor weight, Tensor? bias, "
-        "str saved_input) -> Tensor");
+  m.def(memopt::schemas::kConvPacked);
+  m.def(memopt::schemas::kLinearPacked);
+  m.def(memopt::schemas::kLinearWeightRows);
   // No tensor argument: catch-all kernels.
   m.def("set_packed_input_check(bool enabled) -> ()",
         &memopt::runtime::setPackedInputCheck);

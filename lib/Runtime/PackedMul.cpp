@@ -9,13 +9,14 @@
 // Backward is eager's mul_tensor_backward for real tensors: the gradient of
 // each factor is grad * the other factor (the same at::mul, so the same
 // bits; +0/1 unpack to exactly what was packed). The compiler only emits it
-// for factors proven binary (memopt-insert-compression); with the packed
+// for factors proven binary (memopt-pack-saved-inputs); with the packed
 // input check on, a value other than 0 and 1 raises instead.
 //
 //===----------------------------------------------------------------------===//
 
 #include "BackwardChecks.h"
 #include "PackedInputSaved.h"
+#include "memopt/Runtime/OpSchemas.h"
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
@@ -92,9 +93,7 @@ at::Tensor mulPacked(const at::Tensor &binary, const at::Tensor &other,
 } // namespace
 } // namespace memopt::runtime
 
-TORCH_LIBRARY_FRAGMENT(memopt, m) {
-  m.def("mul_packed(Tensor binary, Tensor other, str kind) -> Tensor");
-}
+TORCH_LIBRARY_FRAGMENT(memopt, m) { m.def(memopt::schemas::kMulPacked); }
 
 TORCH_LIBRARY_IMPL(memopt, CompositeImplicitAutograd, m) {
   m.impl("mul_packed", &memopt::runtime::mulPacked);

@@ -8,13 +8,14 @@
 // backward passes return exactly eager's gradient: the same ATen backward
 // kernel, or the same select between the gradient and +0.
 //
-// The compiler (memopt-insert-compression) uses them where no other op keeps
+// The compiler (memopt-insert-saved-forms) uses them where no other op keeps
 // the tensor, so the tensor itself is freed after forward.
 //
 //===----------------------------------------------------------------------===//
 
 #include "BackwardChecks.h"
 #include "MaskBits.h"
+#include "memopt/Runtime/OpSchemas.h"
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
@@ -146,10 +147,9 @@ at::Tensor maxPool2dLean(const at::Tensor &self, at::IntArrayRef kernel,
 } // namespace memopt::runtime
 
 TORCH_LIBRARY_FRAGMENT(memopt, m) {
-  m.def("relu_masked(Tensor self) -> Tensor");
-  m.def("relu_masked_(Tensor(a!) self) -> Tensor(a!)");
-  m.def("max_pool2d_lean(Tensor self, int[] kernel_size, int[] stride, "
-        "int[] padding, int[] dilation, bool ceil_mode) -> Tensor");
+  m.def(memopt::schemas::kReluMasked);
+  m.def(memopt::schemas::kReluMaskedInplace);
+  m.def(memopt::schemas::kMaxPool2dLean);
 }
 
 TORCH_LIBRARY_IMPL(memopt, CompositeImplicitAutograd, m) {

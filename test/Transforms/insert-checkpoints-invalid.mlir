@@ -6,8 +6,8 @@
 // RUN: not memopt-opt %s --memopt-insert-checkpoints="no-checkpoint=head" 2>&1 | FileCheck %s --check-prefix=NOPATH
 
 // BADBUDGET: error: invalid --budget 'lots': unknown unit 'lots' (B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB) (expected bytes such as 123456, 800MB or 1.5GiB, or a percentage of the baseline peak such as 40%)
-// PREFER: error: unknown preference 'fast' (expected speed, balanced or memory)
-// DEVICE: error: unknown device 'tpu' (expected cpu or cuda)
+// PREFER: error: unknown --prefer 'fast' (expected speed, balanced or memory)
+// DEVICE: error: unknown --device 'tpu' (expected cpu or cuda)
 // PATH: error: module path 'features.3' names no operation of @tiny (--checkpoint)
 // NOPATH: error: module path 'head' names no operation of @tiny (--no-checkpoint)
 

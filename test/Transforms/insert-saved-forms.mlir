@@ -1,6 +1,6 @@
-// RUN: memopt-opt %s --split-input-file --memopt-insert-compression | FileCheck %s
-// RUN: memopt-opt %s --split-input-file --memopt-insert-compression="saved-forms=false" | FileCheck %s --check-prefix=OFF
-// RUN: memopt-opt %s --split-input-file --memopt-insert-compression -memopt-test-memory-model -o /dev/null | FileCheck %s --check-prefix=MODEL
+// RUN: memopt-opt %s --split-input-file --memopt-insert-saved-forms | FileCheck %s
+// RUN: memopt-opt %s --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: memopt-opt %s --split-input-file --memopt-insert-saved-forms -memopt-test-memory-model -o /dev/null | FileCheck %s --check-prefix=MODEL
 // RUN: memopt-opt %s --split-input-file -memopt-test-memory-model -o /dev/null | FileCheck %s --check-prefix=BASE
 
 // A ResNet stem: batch-norm, in-place ReLU, max-pool. The max-pool stops
@@ -64,7 +64,7 @@ func.func @relu_then_conv(%x: tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32> {
 // input itself, which the memory model knows), and stay. Prefix DROP has the option
 // off, prefix CUDA the pipeline for device=cuda (ATen's CUDA dropout keeps a byte
 // mask of its own).
-// RUN: memopt-opt %s --split-input-file --memopt-insert-compression="dropout-masks=false" | FileCheck %s --check-prefix=DROP
+// RUN: memopt-opt %s --split-input-file --memopt-insert-saved-forms="dropout-masks=false" | FileCheck %s --check-prefix=DROP
 // RUN: memopt-opt %s --split-input-file --memopt-pipeline="device=cuda" | FileCheck %s --check-prefix=CUDA
 // CHECK-LABEL: func.func @dropouts
 // CHECK: %[[A:.*]] = memopt.op "aten::dropout"(%{{.*}}) [#memopt.arg<0>, 1.000000e-01, true] {nondeterministic, overload = "", saved_form = #memopt.saved<mask>}

@@ -34,7 +34,7 @@
 // SLOWLINK-NOT: prefetch_schedule
 // SLOWLINK: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%{{.*}}) policies [#memopt.keep]
 // SLOWLINK-NOT: offload<host>
-// NOLINK: error: offload bandwidth must be positive, got 0 GB/s
+// NOLINK: error: --offload-bandwidth must be a positive number of GB/s, got 0
 
 // NOPACK-NOT: saved_input
 // INFEASIBLE: error: budget {{.*}} is infeasible for @chain: the smallest reachable peak is

@@ -165,6 +165,16 @@ int main(int argc, char **argv) {
   }
 
   mlir::memopt::CompileOptions options;
+  std::string error;
+  llvm::FailureOr<mlir::memopt::PlanningOptions> planning =
+      mlir::memopt::parsePlanningOptions(
+          budget, prefer, device, offloadBandwidth, allowOverBudget, checkpoint,
+          noCheckpoint, assumeBinary, error);
+  if (failed(planning)) {
+    llvm::errs() << "memopt: error: " << error << "\n";
+    return 1;
+  }
+  options.planning = std::move(*planning);
   options.inputPath = input;
   options.outputPath = output;
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
@@ -174,22 +184,14 @@ int main(int argc, char **argv) {
   options.signaturesFile = signaturesFile;
   options.strictSignatures = strictSignatures;
   options.fallback = fallback;
-  options.budget = budget;
-  options.prefer = prefer;
-  options.device = device;
-  options.offloadBandwidthGBps = offloadBandwidth;
   options.gradBuffers = gradBuffers;
   options.kernelWorkspaces = kernelWorkspaces;
   options.worldSize = worldSize;
-  options.checkpoint.assign(checkpoint.begin(), checkpoint.end());
-  options.noCheckpoint.assign(noCheckpoint.begin(), noCheckpoint.end());
-  options.assumeBinary.assign(assumeBinary.begin(), assumeBinary.end());
   options.passPipeline = passPipeline;
   options.analyzeOnly = analyzeOnly;
   options.reportPath = reportPath;
   options.emitMlirPath = emitMlir;
   options.emitStubsDir = emitStubs;
-  options.allowOverBudget = allowOverBudget;
   options.timeline = timeline;
   options.commandLine = mlir::memopt::joinCommandLine(argc, argv);
   int status = mlir::memopt::runCompile(options, llvm::errs());

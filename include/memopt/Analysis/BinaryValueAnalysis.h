@@ -15,6 +15,7 @@
 #ifndef MEMOPT_ANALYSIS_BINARYVALUEANALYSIS_H
 #define MEMOPT_ANALYSIS_BINARYVALUEANALYSIS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -46,6 +47,17 @@ private:
 
 /// True when `loc` names module path `path` or a module below it.
 bool locationInModule(Location loc, StringRef path);
+
+/// Every path the user names must name an op of `func` (its regions
+/// included), or it is a typo: fails with "module path 'p' names no
+/// operation of @f (<option>)".
+LogicalResult verifyModulePaths(func::FuncOp func, ArrayRef<std::string> paths,
+                                StringRef option);
+
+/// The binary values of `func` with the user's assertions
+/// (`--assume-binary` paths, verified as above).
+FailureOr<BinaryValueAnalysis>
+analyzeBinaryValues(func::FuncOp func, ArrayRef<std::string> assumeBinary);
 
 } // namespace mlir::memopt
 

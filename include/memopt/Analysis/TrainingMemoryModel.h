@@ -132,6 +132,9 @@ public:
     auto it = savedValues.find(op);
     return it == savedValues.end() ? ArrayRef<Value>() : it->second;
   }
+  /// How many ops of `body` keep each value for backward: packing or
+  /// masking one op's copy frees nothing while another keeps the tensor.
+  llvm::DenseMap<Value, unsigned> countKeepers(Block &body) const;
   /// Whether `value` is laid out contiguously at run time, as the model
   /// follows transposes and permutes through views and elementwise ops.
   bool isContiguous(Value value) const {

@@ -12,7 +12,7 @@
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 #include "memopt/Planning/Budget.h"
-#include "memopt/Planning/MemoryPlanner.h"
+#include "memopt/Planning/PlanningOptions.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -29,9 +29,6 @@ inline constexpr llvm::StringLiteral kPlanningPipelineName = "memopt-pipeline";
 /// The pass that turns per-signature functions into a dispatching @forward.
 inline constexpr llvm::StringLiteral kSpecializePassName =
     "memopt-specialize-signatures";
-
-/// `x:8x3x32x32,y:8:i64`: the specs of one signature in `--spec` syntax.
-std::string formatSignature(llvm::ArrayRef<InputSpec> inputs);
 
 /// The largest --world-size (torch.distributed ranks are int32; a million
 /// processes is beyond any job memopt plans for).
@@ -55,11 +52,9 @@ struct CompileOptions {
   bool strictSignatures = false;
   std::string fallback = "generic"; // generic | original
 
-  std::string budget;               // empty: none
-  std::string prefer = "balanced";  // speed | balanced | memory
-  std::string device = "cpu";       // cpu | cuda
-  /// Device<->host copy bandwidth each way, for offload (cuda).
-  double offloadBandwidthGBps = kDefaultOffloadBandwidthGBps;
+  /// Budget, preference, device, module-path lists: parsed by the caller
+  /// (parsePlanningOptions), printed into the pipeline by buildPipeline.
+  PlanningOptions planning;
   /// resident | allocated | auto (the built-against PyTorch's zero_grad
   /// default: resident before 2.0, allocated from 2.0 on).
   std::string gradBuffers = "auto";
@@ -71,10 +66,6 @@ struct CompileOptions {
   /// the input shapes give: the plan, budget and peak are per process, and
   /// its resident bytes hold DDP's gradient buckets when above one.
   int64_t worldSize = 1;
-  std::vector<std::string> checkpoint;
-  std::vector<std::string> noCheckpoint;
-  std::vector<std::string> assumeBinary;
-  bool allowOverBudget = false;
   /// Advanced: a textual pass pipeline run instead of the one
   /// buildPipeline() makes (e.g. `builtin.module(func.func(
   /// memopt-insert-checkpoints{budget=50%}))`).
@@ -98,11 +89,10 @@ GradBuffers resolveGradBuffers(const CompileOptions &options);
 /// True when `options.kernelWorkspaces` (valid) asks for the kernel probe.
 bool shouldProbeKernels(const CompileOptions &options);
 
-/// Checks everything that needs no model: option values, spec syntax, the
-/// budget, that outputs can be written. Returns the parsed budget (if any)
-/// in `budget`. On failure sets `error` to a one-line message.
+/// Checks everything else that needs no model: option values, spec syntax,
+/// that outputs can be written. On failure sets `error` to a one-line
+/// message.
 llvm::LogicalResult validateCompileOptions(const CompileOptions &options,
-                                           std::optional<Budget> &budget,
                                            std::string &error);
 
 /// Every signature to compile: --input-shape (together one), each --spec,
@@ -112,8 +102,7 @@ llvm::FailureOr<std::vector<InputSignature>>
 collectSignatures(const CompileOptions &options, std::string &error);
 
 /// The pass pipeline memopt-compile runs on the imported module:
-/// `memopt-pipeline{budget=... prefer=... ...}` when `plan` (`budget` as the
-/// user wrote it, empty lists left out), then
+/// `memopt-pipeline{<printPassOptions(planning)>}` when `plan`, then
 /// `memopt-specialize-signatures{fallback=generic|original|none}` when
 /// `specialize` (several signatures; --strict-signatures is `none`).
 /// Empty when neither is asked.

@@ -10,6 +10,7 @@
 #ifndef MEMOPT_COMPILE_COMPILEREPORT_H
 #define MEMOPT_COMPILE_COMPILEREPORT_H
 
+#include "memopt/Planning/PlanningOptions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/JSON.h"
@@ -149,7 +150,8 @@ struct CompileReport {
   std::string model, output, command;
   bool analyzeOnly = false;
   /// The options that shaped the plan.
-  std::string budget, prefer, device, fallback;
+  PlanningOptions planning;
+  std::string fallback;
   /// "resident" or "allocated" (TrainingMemoryOptions::gradBuffers).
   std::string gradBuffers = "resident";
   /// Data-parallel processes; budgets, plans and peaks are per process.
@@ -157,8 +159,7 @@ struct CompileReport {
   KernelWorkspaceReport kernelWorkspaces;
   /// The PyTorch (LibTorch) the compiler and its tables were built for.
   std::string torchVersion;
-  std::vector<std::string> checkpoint, noCheckpoint, assumeBinary;
-  bool allowOverBudget = false, strictSignatures = false;
+  bool strictSignatures = false;
   /// Write each prediction's per-op timeline into the JSON report.
   bool timelineInJSON = false;
   /// Signatures in compile order; more than one for multi-signature compiles.

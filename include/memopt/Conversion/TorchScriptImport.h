@@ -31,6 +31,11 @@ struct InputSpec {
   std::string name;
   llvm::SmallVector<int64_t> shape;
   std::string dtype = "f32";
+
+  bool operator==(const InputSpec &other) const {
+    return name == other.name && shape == other.shape && dtype == other.dtype;
+  }
+  bool operator!=(const InputSpec &other) const { return !(*this == other); }
 };
 
 /// Parses `name:D0xD1x...[:dtype]` (a scalar is `name:` with no dims, e.g.
@@ -86,6 +91,9 @@ parseSignatureJSON(llvm::StringRef text, llvm::StringRef displayName,
 /// "x: 8x3x32x32 f32, y: 8 i64": how messages and the exported dispatcher
 /// name a signature.
 std::string describeSignature(llvm::ArrayRef<InputSpec> inputs);
+/// `x:8x3x32x32,y:8:i64`: the specs of one signature in `--spec` syntax
+/// (parseSignatureSpec reads it back).
+std::string formatSignature(llvm::ArrayRef<InputSpec> inputs);
 
 struct ImportOptions {
   /// One spec per tensor input of every imported method (without `self`), in

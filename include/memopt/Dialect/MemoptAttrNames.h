@@ -56,6 +56,11 @@ inline constexpr llvm::StringLiteral kAssumeBinaryAttrName =
 /// percent refer to it.
 inline constexpr llvm::StringLiteral kUnplannedPeakAttrName =
     "memopt.unplanned_peak_bytes";
+/// Function: the budget that applies to it (its own memopt.budget, else
+/// the option's) in bytes, resolved against memopt.unplanned_peak_bytes by
+/// the same step (memopt-stamp-baseline); absent without a budget.
+inline constexpr llvm::StringLiteral kBudgetBytesAttrName =
+    "memopt.budget_bytes";
 /// Function: the planner's summary (baseline, budget, planned peak, ...).
 inline constexpr llvm::StringLiteral kPlanAttrName = "memopt.plan";
 /// Function: memopt-schedule-prefetch's summary of offload transfers.

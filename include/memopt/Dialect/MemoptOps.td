@@ -35,13 +35,13 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     `memopt.op` reads memory; one with any of these flags also writes it, so
     no pass moves another op across it.
 
-    `saved_input = #memopt.compress<bit>` (set by `memopt-insert-compression`
+    `saved_input = #memopt.compress<bit>` (set by `memopt-pack-saved-inputs`
     on a convolution or linear layer whose input is provably binary) makes
     autograd keep operand 0 packed instead of at full width: the exporter
     calls the runtime's `memopt::conv_packed` / `memopt::linear_packed`,
     which unpack it for the backward pass. Nothing is recomputed.
 
-    `saved_form` (set by `memopt-insert-compression` where no other op keeps
+    `saved_form` (set by `memopt-insert-saved-forms` where no other op keeps
     the tensor) replaces what autograd saves by what the backward formula
     reads: `#memopt.saved<mask>` on `aten::relu` / `aten::relu_` keeps one
     bit per value (where the result is positive) instead of the result
@@ -53,7 +53,7 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     (`memopt::max_pool2d_lean`). Gradients are unchanged, bit for bit.
 
     `backward = #memopt.backward<by_channel>` (set by
-    `memopt-insert-compression` on a training-mode `aten::batch_norm`) runs
+    `memopt-chunk-batch-norm-backward` on a training-mode `aten::batch_norm`) runs
     its CPU backward kernel a few channels at a time
     (`memopt::batch_norm_by_channel`): the kernel's input-sized transient
     buffer shrinks to a chunk. Each channel's gradient is computed from that

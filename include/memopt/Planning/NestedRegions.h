@@ -38,7 +38,7 @@ struct NestingResult {
 /// Outlines nested regions in `func` (already planned at top level) while
 /// each step lowers the modelled peak within `limits`.
 FailureOr<NestingResult> nestRegionsAtPeak(func::FuncOp func,
-                                           const MemoryPlanOptions &options,
+                                           const PlanningOptions &options,
                                            const ChainPlannerOptions &planner,
                                            const NestingLimits &limits);
 

@@ -8,6 +8,8 @@
 #ifndef MEMOPT_RUNTIME_COMPRESSION_H
 #define MEMOPT_RUNTIME_COMPRESSION_H
 
+#include "memopt/Runtime/PackedFormat.h"
+
 #include <ATen/ATen.h>
 
 #include <string>
@@ -15,12 +17,8 @@
 
 namespace memopt::runtime {
 
-enum class CompressionKind {
-  Bit,    // 0/1 values, 8 per byte
-  Bool,   // 0/1 values, one byte each (torch.bool)
-  UInt8,  // small non-negative integers 0..255, one byte each
-  Sparse, // flat indices of the non-zero (== 1) entries of a 0/1 tensor
-};
+/// The kinds of the contract (PackedFormat.h): bit, bool, uint8, sparse.
+using CompressionKind = ::memopt::packed::Kind;
 
 /// Parses "bit", "bool", "uint8" or "sparse"; throws c10::Error otherwise.
 CompressionKind parseCompressionKind(const std::string &name);
@@ -55,10 +53,11 @@ bool isBinary(const at::Tensor &x);
 /// uint8 (bit, uint8), bool, or int32 / int64 (sparse, below / from 2^31).
 at::ScalarType packedScalarType(CompressionKind kind, int64_t numel);
 
-/// Elements of the payload of `kind` for `numel` logical elements: (numel +
-/// 7) / 8 for bit, numel for bool and uint8 (sparse: at most numel, one per
-/// non-zero value).
-int64_t packedNumel(CompressionKind kind, int64_t numel);
+/// Elements of the payload of `kind` for `numel` logical elements (the
+/// contract's payloadNumel).
+inline int64_t packedNumel(CompressionKind kind, int64_t numel) {
+  return ::memopt::packed::payloadNumel(kind, numel);
+}
 
 } // namespace memopt::runtime
 

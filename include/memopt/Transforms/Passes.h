@@ -3,7 +3,7 @@
 #define MEMOPT_TRANSFORMS_PASSES_H
 
 #include "memopt/Dialect/MemoptDialect.h"
-#include "memopt/Planning/MemoryPlanner.h" // option defaults
+#include "memopt/Planning/PlanningOptions.h" // option defaults
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::memopt {

@@ -78,62 +78,96 @@ def InsertCheckpoints : Pass<"memopt-insert-checkpoints", "::mlir::func::FuncOp"
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }
 
-def InsertCompression : Pass<"memopt-insert-compression", "::mlir::func::FuncOp"> {
-  let summary = "Pack provably binary saved tensors to 1 bit per value";
+def StampBaseline : Pass<"memopt-stamp-baseline", "::mlir::func::FuncOp"> {
+  let summary = "Stamp the unplanned peak and the budget in bytes";
+  let description = [{
+    Runs before any pass that changes what autograd keeps. Stamps each
+    function with its predicted peak as written
+    (`memopt.unplanned_peak_bytes`) and, when a budget applies (the
+    function's own `memopt.budget`, else `budget`), that budget in bytes
+    (`memopt.budget_bytes`): a percentage refers to the stamped peak.
+    The planner and the compile report read these two numbers; stamps
+    already there stay. A malformed budget is an error.
+  }];
+  let options = [
+    Option<"budget", "budget", "std::string", "\"\"",
+           "Peak budget: bytes (800MB, 1.5GiB) or a percentage (40%)">,
+  ];
+}
+
+def PackSavedInputs : Pass<"memopt-pack-saved-inputs", "::mlir::func::FuncOp"> {
+  let summary = "Keep binary inputs of convolutions, linear layers and products packed";
   let description = [{
     Spike compression without recompute: a convolution or linear layer
-    outside checkpoint regions whose input is a binary activation that no
-    other op keeps gets `saved_input = #memopt.compress<bit>`, so autograd
-    keeps that input at 1/32 of its size (runtime `memopt::conv_packed` /
+    whose input is a binary activation that no other op keeps gets
+    `saved_input = #memopt.compress<bit>`, so autograd keeps that input at
+    1/32 of its size (runtime `memopt::conv_packed` /
     `memopt::linear_packed`). So does a product of two tensors of one type
     (`aten::mul.Tensor`, a spiking neuron's reset `v * (1 - spike)`) with a
     binary factor, which is moved to operand 0 (`memopt::mul_packed`; the
-    product and both gradients are the same bits either way round). At
-    region boundaries, every binary input of a
-    `memopt.checkpoint` saved with `#memopt.keep` is saved with
-    `#memopt.compress<bit>` instead. Binary means proven by the
-    binary-value analysis, or asserted with `assume-binary` for a module
-    path (the runtime checks asserted values when they are packed).
-
-    With `saved-forms`, ops keep less for their backward where no other op
-    keeps the same tensor: `aten::max_pool2d` gets
-    `saved_form = #memopt.saved<indices>` (its input is not kept: backward
-    needs only the argmax indices and the input's shape), then `aten::relu`
-    and `aten::relu_` get `saved_form = #memopt.saved<mask>` (one bit per
-    value of the result: where the gradient passes). Gradients are
-    unchanged bit for bit; a ReLU feeding a convolution gains nothing, since
-    the convolution keeps the same tensor. With `dropout-masks` too (off in
-    the pipeline for `device=cuda`), `aten::dropout` gets
-    `saved_form = #memopt.saved<mask>`: autograd keeps one bit per value
-    (whether it was kept) instead of the input-sized noise tensor that
-    ATen's CPU dropout saves (`memopt::dropout_masked`; same draws, same
-    bits).
-
-    With `batch-norm-by-channel` (off in the pipeline for `device=cuda`),
-    every training-mode `aten::batch_norm` whose input spans more than four
-    chunks of channels (a chunk: up to 1 MiB, a sixteenth of a smaller
-    input, at least 64 KiB; `BatchNormChunks.h`) gets
-    `backward = #memopt.backward<by_channel>`: its CPU backward runs a chunk
-    at a time (`memopt::batch_norm_by_channel`) instead of allocating an
-    input-sized buffer next to the input gradient. The gradients are the same
-    bits. `memopt-insert-checkpoints` removes them again when its plan's
-    peak (or budget) holds without them.
+    product and both gradients are the same bits either way round).
+    Binary means proven by the binary-value analysis, or asserted with
+    `assume-binary` for a module path (the runtime checks asserted values
+    when it packs them); a path that names no op is an error.
   }];
   let options = [
     ListOption<"assumeBinary", "assume-binary", "std::string",
                "Module paths whose outputs the user asserts binary">,
-    Option<"regions", "regions", "bool", "true",
-           "Also pack binary inputs of checkpoint regions">,
-    Option<"savedInputs", "saved-inputs", "bool", "true",
-           "Pack binary inputs that convolutions and linear layers save">,
-    Option<"savedForms", "saved-forms", "bool", "true",
-           "Keep ReLU masks and max-pool indices instead of tensors">,
+  ];
+  let dependentDialects = ["::mlir::memopt::MemoptDialect"];
+}
+
+def InsertSavedForms : Pass<"memopt-insert-saved-forms", "::mlir::func::FuncOp"> {
+  let summary = "Keep max-pool indices and ReLU and dropout masks instead of tensors";
+  let description = [{
+    Ops keep less for their backward where no other op keeps the same
+    tensor: `aten::max_pool2d` gets `saved_form = #memopt.saved<indices>`
+    (its input is not kept: backward needs only the argmax indices and the
+    input's shape), then `aten::relu` and `aten::relu_` get
+    `saved_form = #memopt.saved<mask>` (one bit per value of the result:
+    where the gradient passes). Gradients are unchanged bit for bit; a ReLU
+    feeding a convolution gains nothing, since the convolution keeps the
+    same tensor. With `dropout-masks` (off in the pipeline for
+    `device=cuda`), `aten::dropout` gets `saved_form = #memopt.saved<mask>`:
+    autograd keeps one bit per value (whether it was kept) instead of the
+    input-sized noise tensor that ATen's CPU dropout saves
+    (`memopt::dropout_masked`; same draws, same bits).
+  }];
+  let options = [
     Option<"dropoutMasks", "dropout-masks", "bool", "true",
-           "With saved-forms, keep dropout masks instead of noise tensors "
-           "(CPU plans)">,
-    Option<"batchNormByChannel", "batch-norm-by-channel", "bool", "true",
-           "Run large training-mode batch-norm backwards by channel "
-           "(CPU plans)">,
+           "Keep dropout masks instead of noise tensors (CPU plans)">,
+  ];
+  let dependentDialects = ["::mlir::memopt::MemoptDialect"];
+}
+
+def ChunkBatchNormBackward : Pass<"memopt-chunk-batch-norm-backward", "::mlir::func::FuncOp"> {
+  let summary = "Run large training-mode batch-norm backwards a chunk of channels at a time";
+  let description = [{
+    Every training-mode `aten::batch_norm` whose input spans more than one
+    chunk of channels (a chunk: up to 1 MiB, a sixteenth of a smaller
+    input, at least 64 KiB; `BatchNormChunks.h`) gets
+    `backward = #memopt.backward<by_channel>`: its CPU backward runs a chunk
+    at a time (`memopt::batch_norm_by_channel`) instead of allocating an
+    input-sized buffer next to the input gradient. The gradients are the
+    same bits. In the pipeline for CPU plans only (the runtime calls ATen's
+    own kernel on other devices); `memopt-insert-checkpoints` removes the
+    marks again when its plan's peak (or budget) holds without them.
+  }];
+  let dependentDialects = ["::mlir::memopt::MemoptDialect"];
+}
+
+def PackRegionInputs : Pass<"memopt-pack-region-inputs", "::mlir::func::FuncOp"> {
+  let summary = "Keep binary inputs of checkpoint regions packed";
+  let description = [{
+    Every binary input of a `memopt.checkpoint` saved with `#memopt.keep`
+    is saved with `#memopt.compress<bit>` instead (1 bit per value until
+    the region's backward); non-binary inputs and function inputs,
+    parameters and buffers stay as they are. Binary as for
+    `memopt-pack-saved-inputs`, whose `assume-binary` it takes.
+  }];
+  let options = [
+    ListOption<"assumeBinary", "assume-binary", "std::string",
+               "Module paths whose outputs the user asserts binary">,
   ];
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }

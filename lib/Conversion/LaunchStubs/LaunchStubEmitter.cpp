@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Conversion/LaunchStubs.h"
+#include "memopt/Runtime/PackedFormat.h"
 
 #include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptAttrs.h"
@@ -199,7 +200,11 @@ private:
        << cString(site.name) << ", " << count << " tensor(s)\n";
     for (const StubTensor &t : site.tensors)
       os << "//   " << t.what << " as " << (t.bit ? "bit" : "bool") << ", "
-         << t.numel << " values -> " << (t.bit ? (t.numel + 7) / 8 : t.numel)
+         << t.numel << " values -> "
+         << ::memopt::packed::maxPayloadBytes(
+                t.bit ? ::memopt::packed::Kind::Bit
+                      : ::memopt::packed::Kind::Bool,
+                t.numel)
          << " bytes\n";
     os << "constexpr memopt_stub_tensor " << id << "Tensors[] = {";
     for (auto [i, t] : llvm::enumerate(site.tensors))

@@ -58,8 +58,8 @@ struct TensorListInput {
 LogicalResult exporter::emitCheckpoint(CheckpointOp op, Graph &graph,
                                        ValueMap &values,
                                        const BakedAttributes &baked) {
-  if (failed(checkRuntimeSchema(
-          op, "checkpoint region '" + op.getLabel() + "'", kCheckpointSchema)))
+  if (failed(checkRuntimeSchema(op, "checkpoint region '" + op.getLabel() + "'",
+                                schemas::kCheckpointTyped)))
     return failure();
   Block &body = op.getBodyBlock();
   SmallVector<RegionInput> tensors, ints, floats;

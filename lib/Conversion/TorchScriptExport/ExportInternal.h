@@ -8,6 +8,7 @@
 #ifndef MEMOPT_LIB_CONVERSION_TORCHSCRIPTEXPORT_EXPORTINTERNAL_H
 #define MEMOPT_LIB_CONVERSION_TORCHSCRIPTEXPORT_EXPORTINTERNAL_H
 
+#include "memopt/Runtime/OpSchemas.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -113,17 +114,9 @@ buildForwardGraph(func::FuncOp func, const c10::ClassTypePtr &selfType,
 // Runtime operators (RuntimeOps.cpp, CheckpointExport.cpp, PackedInputs.cpp)
 //===----------------------------------------------------------------------===//
 
-/// The runtime schemas the exporter emits calls of (docs/runtime.md).
-extern const char *const kCheckpointSchema;
-extern const char *const kConvPackedSchema;
-extern const char *const kLinearPackedSchema;
-extern const char *const kMulPackedSchema;
-extern const char *const kReluMaskedSchema;
-extern const char *const kReluMaskedInplaceSchema;
-extern const char *const kDropoutMaskedSchema;
-extern const char *const kMaxPool2dLeanSchema;
-extern const char *const kBatchNormByChannelSchema;
-extern const char *const kLinearWeightRowsSchema;
+/// The runtime schemas the exporter emits calls of: the contract's
+/// (memopt/Runtime/OpSchemas.h, docs/runtime.md).
+namespace schemas = ::memopt::schemas;
 
 /// Declares the runtime ops the exporter emits (schema only, no kernel) for
 /// as long as the handles live, except those already registered (the runtime

@@ -242,9 +242,10 @@ LogicalResult GraphEmitter::emitTorchOp(TorchOp op) {
   if (name == "prim::TupleConstruct") {
     node = graph.createTuple(inputs);
   } else if (name == "prim::ListConstruct") {
-    auto list = op.getNumResults() == 1
-                    ? dyn_cast<memopt::ListType>(op.getResult(0).getType())
-                    : nullptr;
+    auto list =
+        op.getNumResults() == 1
+            ? dyn_cast<mlir::memopt::ListType>(op.getResult(0).getType())
+            : nullptr;
     c10::TypePtr element =
         list ? exporter::convertType(list.getElementType()) : nullptr;
     if (!element)

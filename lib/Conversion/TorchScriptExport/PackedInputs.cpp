@@ -51,13 +51,13 @@ exporter::emitPackedInputOp(TorchOp op, const c10::FunctionSchema *schema,
     if (inputs.size() != 2 || op.getNumResults() != 1)
       return fail("expected the Tensor overload: two tensors, one result");
     if (failed(checkRuntimeSchema(op, "'aten::mul' with saved_input",
-                                  kMulPackedSchema)))
+                                  schemas::kMulPacked)))
       return failure();
     inputs.push_back(graph.insertConstant(kind));
     std::string what;
     llvm::raw_string_ostream(what)
         << "'aten::mul' with saved_input = " << saved;
-    return emitRuntimeCall(op, what, "memopt::mul_packed", kMulPackedSchema,
+    return emitRuntimeCall(op, what, "memopt::mul_packed", schemas::kMulPacked,
                            inputs, graph, values);
   }
   if (!conv && name != "aten::linear")
@@ -94,7 +94,8 @@ exporter::emitPackedInputOp(TorchOp op, const c10::FunctionSchema *schema,
     return fail("unknown overload '" + Twine(schema->overload_name()) + "'");
   }
 
-  const char *runtimeSchema = conv ? kConvPackedSchema : kLinearPackedSchema;
+  const char *runtimeSchema =
+      conv ? schemas::kConvPacked : schemas::kLinearPacked;
   if (failed(checkRuntimeSchema(op, "'" + name + "' with saved_input",
                                 runtimeSchema)))
     return failure();

@@ -40,20 +40,20 @@ LogicalResult exporter::emitSavedFormOp(TorchOp op,
   const char *runtimeName = nullptr;
   size_t arity = 0;
   if (form.getForm() == SavedForm::mask && name == "aten::relu") {
-    runtimeSchema = kReluMaskedSchema;
+    runtimeSchema = schemas::kReluMasked;
     runtimeName = "memopt::relu_masked";
     arity = 1;
   } else if (form.getForm() == SavedForm::mask && name == "aten::relu_") {
-    runtimeSchema = kReluMaskedInplaceSchema;
+    runtimeSchema = schemas::kReluMaskedInplace;
     runtimeName = "memopt::relu_masked_";
     arity = 1;
   } else if (form.getForm() == SavedForm::mask && name == "aten::dropout") {
-    runtimeSchema = kDropoutMaskedSchema;
+    runtimeSchema = schemas::kDropoutMasked;
     runtimeName = "memopt::dropout_masked";
     arity = 3;
   } else if (form.getForm() == SavedForm::indices &&
              name == "aten::max_pool2d") {
-    runtimeSchema = kMaxPool2dLeanSchema;
+    runtimeSchema = schemas::kMaxPool2dLean;
     runtimeName = "memopt::max_pool2d_lean";
     arity = 6;
   } else {
@@ -105,7 +105,7 @@ LogicalResult exporter::emitBackwardKernelOp(
   const char *runtimeName =
       rows ? "memopt::linear_weight_rows" : "memopt::batch_norm_by_channel";
   const char *runtimeSchema =
-      rows ? kLinearWeightRowsSchema : kBatchNormByChannelSchema;
+      rows ? schemas::kLinearWeightRows : schemas::kBatchNormByChannel;
   if (op.getNumResults() != 1 ||
       !isa<mlir::TensorType>(op.getResult(0).getType()))
     return fail("expected one tensor result");

@@ -47,11 +47,11 @@ c10::TypePtr exporter::convertType(Type type) {
   }
   if (type.isF64())
     return c10::FloatType::get();
-  if (isa<memopt::StringType>(type))
+  if (isa<mlir::memopt::StringType>(type))
     return c10::StringType::get();
   if (isa<ScriptNoneType>(type))
     return c10::NoneType::get();
-  if (auto list = dyn_cast<memopt::ListType>(type)) {
+  if (auto list = dyn_cast<mlir::memopt::ListType>(type)) {
     c10::TypePtr element = convertType(list.getElementType());
     return element ? c10::ListType::create(element) : nullptr;
   }
@@ -163,7 +163,7 @@ std::optional<c10::IValue>
 exporter::convertConstant(Attribute attr, const c10::TypePtr &expected,
                           std::string &error) {
   c10::TypePtr want = normalizeExpected(expected);
-  if (isa<memopt::NoneAttr>(attr))
+  if (isa<mlir::memopt::NoneAttr>(attr))
     return c10::IValue();
   if (want && want->kind() == c10::TypeKind::OptionalType)
     want = normalizeExpected(

@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir::memopt;
 
@@ -117,6 +118,21 @@ mlir::memopt::parseSignatureSpec(llvm::StringRef text, std::string &error) {
     }
   }
   return signature;
+}
+
+std::string mlir::memopt::formatSignature(llvm::ArrayRef<InputSpec> inputs) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      inputs, os,
+      [&](const InputSpec &spec) {
+        os << spec.name << ":";
+        llvm::interleave(spec.shape, os, "x");
+        if (spec.dtype != "f32")
+          os << ":" << spec.dtype;
+      },
+      ",");
+  return text;
 }
 
 std::string mlir::memopt::describeSignature(llvm::ArrayRef<InputSpec> inputs) {

@@ -214,12 +214,7 @@ public:
       if (!readSignature(value, path, signature))
         return false;
       for (auto [earlier, other] : llvm::enumerate(result)) {
-        bool same = other.inputs.size() == signature.inputs.size();
-        for (size_t i = 0; same && i < other.inputs.size(); ++i)
-          same = other.inputs[i].name == signature.inputs[i].name &&
-                 other.inputs[i].shape == signature.inputs[i].shape &&
-                 other.inputs[i].dtype == signature.inputs[i].dtype;
-        if (same)
+        if (other.inputs == signature.inputs)
           return fail(path, "repeats signatures[" + std::to_string(earlier) +
                                 "] (" + describeSignature(signature.inputs) +
                                 ")");

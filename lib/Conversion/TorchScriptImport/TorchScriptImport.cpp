@@ -123,12 +123,7 @@ static LogicalResult checkOptions(const ImportOptions &options,
              << " has no input specs; several signatures need shapes";
     for (size_t earlier = 0; earlier < index; ++earlier) {
       const InputSignature &other = options.signatures[earlier];
-      bool same = other.inputs.size() == signature.inputs.size();
-      for (size_t i = 0; same && i < other.inputs.size(); ++i)
-        same = other.inputs[i].name == signature.inputs[i].name &&
-               other.inputs[i].shape == signature.inputs[i].shape &&
-               other.inputs[i].dtype == signature.inputs[i].dtype;
-      if (same)
+      if (other.inputs == signature.inputs)
         return emitError(unknown) << "signature #" << index << " ("
                                   << describeSignature(signature.inputs)
                                   << ") repeats signature #" << earlier;

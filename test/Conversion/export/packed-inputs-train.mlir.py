@@ -1,5 +1,5 @@
 """packed-inputs-train.mlir: import a model whose conv and linear inputs are
-0/1, mark them saved_input (what memopt-insert-compression does), export,
+0/1, mark them saved_input (what memopt-pack-saved-inputs does), export,
 and train two SGD steps against eager with the runtime loaded."""
 import pathlib
 import subprocess

@@ -1,21 +1,19 @@
-// RUN: memopt-opt %s --split-input-file --memopt-insert-compression | FileCheck %s
-// RUN: memopt-opt %s --split-input-file --memopt-insert-compression="saved-inputs=false" | FileCheck %s --check-prefix=NOSAVED
-// RUN: memopt-opt %s --split-input-file --memopt-insert-compression="assume-binary=act" | FileCheck %s --check-prefix=ASSUMED
+// RUN: memopt-opt %s --split-input-file --memopt-pack-saved-inputs | FileCheck %s
+// RUN: memopt-opt %s --split-input-file --memopt-pack-region-inputs | FileCheck %s --check-prefix=NOSAVED
 
 // Spikes (a threshold cast to float) feed a convolution: autograd keeps
 // them packed. A negation feeding another one is left alone unless the
-// user asserts that its module (`act`) outputs binary values.
+// user asserts that its module (`act`) outputs binary values
+// (pack-saved-inputs-assumed.mlir).
 
 // CHECK-LABEL: func.func @spiking_convs
 // CHECK: %[[S:.*]] = memopt.op "aten::to"
 // CHECK: memopt.op "aten::conv2d"(%[[S]], {{.*}}) {{.*}}saved_input = #memopt.compress<bit>
 // CHECK: %[[G:.*]] = memopt.op "aten::neg"
 // CHECK: memopt.op "aten::conv2d"(%[[G]], {{.*}}) [{{.*}}] {overload = ""} :
+// Packing saved inputs is this pass's alone (not the region pass's).
 // NOSAVED-LABEL: func.func @spiking_convs
 // NOSAVED-NOT: saved_input
-// ASSUMED-LABEL: func.func @spiking_convs
-// ASSUMED: memopt.op "aten::conv2d"(%{{.*}}) {{.*}}saved_input = #memopt.compress<bit>
-// ASSUMED: memopt.op "aten::conv2d"(%{{.*}}) {{.*}}saved_input = #memopt.compress<bit>
 func.func @spiking_convs(%x: tensor<8x4x16x16xf32>) -> tensor<8x4x16x16xf32> {
   %w0 = memopt.param "conv0.weight" : tensor<4x4x3x3xf32>
   %c0 = memopt.op "aten::conv2d"(%x, %w0) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none, [1, 1], [1, 1], [1, 1], 1] {overload = ""} : (tensor<8x4x16x16xf32>, tensor<4x4x3x3xf32>) -> tensor<8x4x16x16xf32>
@@ -68,25 +66,4 @@ func.func @lif_reset(%x: tensor<8x4xf32>, %row: tensor<4xf32>) -> (tensor<8x4xf3
   %s2 = memopt.op "aten::to"(%b2) [#memopt.arg<0>, 6, false, false, #memopt.none] : (tensor<4xi1>) -> tensor<4xf32>
   %m2 = memopt.op "aten::mul"(%v, %s2) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor"} : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
   return %m, %m2 : tensor<8x4xf32>, tensor<8x4xf32>
-}
-
-// -----
-
-// Binary inputs of checkpoint regions saved with keep are packed instead;
-// non-binary ones and function inputs stay as they are.
-// CHECK-LABEL: func.func @region_inputs
-// CHECK: memopt.checkpoint "block"(%{{.*}}, %{{.*}}, %arg0) policies [#memopt.compress<bit>, #memopt.keep, #memopt.keep]
-// NOSAVED-LABEL: func.func @region_inputs
-// NOSAVED: policies [#memopt.compress<bit>, #memopt.keep, #memopt.keep]
-func.func @region_inputs(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
-  %b = memopt.op "aten::ge"(%x) [#memopt.arg<0>, 1.0] : (tensor<8x4xf32>) -> tensor<8x4xi1>
-  %s = memopt.op "aten::to"(%b) [#memopt.arg<0>, 6, false, false, #memopt.none] : (tensor<8x4xi1>) -> tensor<8x4xf32>
-  %t = memopt.op "aten::tanh"(%x) [#memopt.arg<0>] : (tensor<8x4xf32>) -> tensor<8x4xf32>
-  %r = memopt.checkpoint "block"(%s, %t, %x) policies [#memopt.keep, #memopt.keep, #memopt.keep] : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32> {
-  ^bb0(%a: tensor<8x4xf32>, %c: tensor<8x4xf32>, %d: tensor<8x4xf32>):
-    %m = memopt.op "aten::mul"(%a, %c) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor"} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
-    %n = memopt.op "aten::add"(%m, %d) [#memopt.arg<0>, #memopt.arg<1>, 1] {overload = "Tensor"} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
-    memopt.yield %n : tensor<8x4xf32>
-  }
-  return %r : tensor<8x4xf32>
 }

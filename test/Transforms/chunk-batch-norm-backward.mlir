@@ -1,8 +1,8 @@
-// RUN: memopt-opt %s --split-input-file --memopt-insert-compression | FileCheck %s
-// RUN: memopt-opt %s --split-input-file --memopt-insert-compression="batch-norm-by-channel=false" | FileCheck %s --check-prefix=OFF
+// RUN: memopt-opt %s --split-input-file --memopt-chunk-batch-norm-backward | FileCheck %s
+// RUN: memopt-opt %s --split-input-file | FileCheck %s --check-prefix=OFF
 // RUN: memopt-opt %s --split-input-file --memopt-pipeline="device=cuda" | FileCheck %s --check-prefix=OFF
 // RUN: memopt-opt %s --split-input-file --memopt-pipeline="device=cpu" | FileCheck %s --check-prefix=PIPE
-// RUN: memopt-opt %s --split-input-file --memopt-insert-compression -memopt-test-memory-model -o /dev/null | FileCheck %s --check-prefix=MODEL
+// RUN: memopt-opt %s --split-input-file --memopt-chunk-batch-norm-backward -memopt-test-memory-model -o /dev/null | FileCheck %s --check-prefix=MODEL
 // RUN: memopt-opt %s --split-input-file -memopt-test-memory-model -o /dev/null | FileCheck %s --check-prefix=BASE
 
 // A training-mode batch-norm on 8x16x128x128 floats (8 MiB, 512 KiB per
