@@ -4,7 +4,7 @@
 // input gradient. Run a chunk of channels at a time (the runtime's
 // memopt::batch_norm_by_channel), it needs a chunk instead, with the same
 // bits. Which marks a plan can do without is the planner's to decide
-// (dropUnneededBackwardKernels in MemoryPlanner.cpp).
+// (lib/Planning/BackwardKernelMarks.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Analysis/TensorBytes.h"

@@ -7,6 +7,7 @@
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Planning/BackwardKernelMarks.h"
 #include "memopt/Planning/BaselineStamp.h"
 #include "memopt/Planning/Budget.h"
 #include "memopt/Planning/ChainPlanner.h"
@@ -36,46 +37,6 @@ static constexpr double kCompressSecondsPerByte = 1 / 11.5e9 + 1 / 22.4e9;
 // part the side stream does not hide behind compute: half, before the
 // prefetch schedule (memopt-schedule-prefetch) places each copy.
 static constexpr double kOffloadExposedFraction = 0.5;
-
-/// Removes the `backward` kernel attributes (batch-norm by channel, weight
-/// gradients by row block) that `func`'s modelled peak can do without while
-/// staying within `limitBytes`, and returns that peak; nullopt when every
-/// one stays. All of them at once first (one model run; a plan whose peak
-/// sits at one marked op keeps them all), then one kind at a time.
-static std::optional<int64_t>
-dropUnneededBackwardKernels(func::FuncOp func, int64_t limitBytes) {
-  SmallVector<std::pair<TorchOp, BackwardKernelAttr>> marked;
-  func.walk([&](TorchOp op) {
-    if (BackwardKernelAttr kernel = op.getBackwardAttr())
-      marked.push_back({op, kernel});
-  });
-  auto tryDropping =
-      [&](std::optional<BackwardKernel> kind) -> std::optional<int64_t> {
-    SmallVector<std::pair<TorchOp, BackwardKernelAttr>> dropped;
-    for (auto &[op, kernel] : marked)
-      if (op.getBackwardAttr() && (!kind || kernel.getKernel() == *kind)) {
-        op.removeBackwardAttr();
-        dropped.push_back({op, kernel});
-      }
-    if (dropped.empty())
-      return std::nullopt;
-    int64_t peak = TrainingMemoryModel(func).predictPeak();
-    if (peak <= limitBytes)
-      return peak;
-    for (auto &[op, kernel] : dropped)
-      op.setBackwardAttr(kernel);
-    return std::nullopt;
-  };
-  if (std::optional<int64_t> peak = tryDropping(std::nullopt))
-    return peak;
-  // Each successful drop leaves the marks off: the last peak is the plan's.
-  std::optional<int64_t> peakAfterDrops;
-  for (BackwardKernel kind :
-       {BackwardKernel::by_channel, BackwardKernel::weight_rows})
-    if (std::optional<int64_t> peak = tryDropping(kind))
-      peakAfterDrops = peak;
-  return peakAfterDrops;
-}
 
 FailureOr<MemoryPlanSummary>
 mlir::memopt::planFunctionMemory(func::FuncOp func,
