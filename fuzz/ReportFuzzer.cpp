@@ -27,8 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   CompileReport report;
   report.model = "fuzz.pt";
-  report.prefer = "balanced";
-  report.device = "cpu";
+  // The default planning options: balanced, cpu.
   report.timelineInJSON = size % 2 == 0;
   for (auto func : module->getOps<func::FuncOp>()) {
     if (func.isExternal())
