@@ -275,6 +275,10 @@ mlir::memopt::parseTrainingDevice(StringRef text) {
   return std::nullopt;
 }
 
+StringRef mlir::memopt::stringifyTrainingDevice(TrainingDevice device) {
+  return device == TrainingDevice::CUDA ? "cuda" : "cpu";
+}
+
 TrainingDevice mlir::memopt::getTrainingDevice(Operation *op) {
   for (; op; op = op->getParentOp())
     if (auto attr = op->getAttrOfType<StringAttr>(kTrainingDeviceAttrName))
@@ -309,8 +313,7 @@ void mlir::memopt::inheritModelStamps(Operation *original, Operation *copy) {
   if (device != getTrainingDevice(copy))
     copy->setAttr(
         kTrainingDeviceAttrName,
-        StringAttr::get(copy->getContext(),
-                        device == TrainingDevice::CUDA ? "cuda" : "cpu"));
+        StringAttr::get(copy->getContext(), stringifyTrainingDevice(device)));
   int64_t worldSize = getWorldSize(original);
   if (worldSize != getWorldSize(copy))
     copy->setAttr(

@@ -419,8 +419,10 @@ int mlir::memopt::runCompile(const CompileOptions &options,
         s.inputNames.push_back(spec.name);
     }
     s.baseline = predictMemory(func, &s.unknownOps, s.inputNames);
-    // The one baseline and budget the planner and this report refer to.
-    if (failed(stampBaseline(func, options.planning.budget))) {
+    // The one baseline and budget the planner and this report refer to
+    // (the prediction just made is that baseline).
+    if (failed(stampBaseline(func, options.planning.budget,
+                             s.baseline.peakBytes))) {
       if (!printer.errorPrinted())
         printer.error("cannot resolve the budget of @" +
                       func.getSymName().str());

@@ -8,13 +8,16 @@
 using namespace mlir;
 using namespace mlir::memopt;
 
-LogicalResult mlir::memopt::stampBaseline(func::FuncOp func,
-                                          const std::optional<Budget> &budget) {
+LogicalResult
+mlir::memopt::stampBaseline(func::FuncOp func,
+                            const std::optional<Budget> &budget,
+                            std::optional<int64_t> predictedPeak) {
   Builder builder(func.getContext());
   if (!func->hasAttr(kUnplannedPeakAttrName))
-    func->setAttr(
-        kUnplannedPeakAttrName,
-        builder.getI64IntegerAttr(TrainingMemoryModel(func).predictPeak()));
+    func->setAttr(kUnplannedPeakAttrName,
+                  builder.getI64IntegerAttr(
+                      predictedPeak ? *predictedPeak
+                                    : TrainingMemoryModel(func).predictPeak()));
   if (func->hasAttr(kBudgetBytesAttrName))
     return success();
   // A signature's own budget overrides the one given for all.

@@ -364,6 +364,15 @@ mlir::memopt::getRegionLabel(ArrayRef<Operation *> ops,
   return first == last ? first : first + ".." + last;
 }
 
+/// Bytes of a static float tensor packed at one bit per value (as a region
+/// input saved with #memopt.compress<bit>); nullopt for other types.
+static std::optional<int64_t> getBitPackedBytes(Type type) {
+  if (!isStaticFloatTensor(type))
+    return std::nullopt;
+  return ::memopt::packed::maxPayloadBytes(::memopt::packed::Kind::Bit,
+                                           getNumElements(type));
+}
+
 FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     func::FuncOp func, const TrainingMemoryModel &memory, const CostModel &cost,
     const BinaryValueAnalysis &binary, const FunctionChainOptions &options) {
@@ -511,12 +520,11 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     for (Value v : inputs) {
       if (!seenRoots.insert(getStorageRoot(v)).second)
         continue;
-      auto ranked = dyn_cast<RankedTensorType>(v.getType());
-      if (binary.isBinary(v) && ranked && ranked.hasStaticShape() &&
-          isa<FloatType>(ranked.getElementType())) {
+      std::optional<int64_t> bits =
+          binary.isBinary(v) ? getBitPackedBytes(v.getType()) : std::nullopt;
+      if (bits) {
         anyBinary = true;
-        packed += ::memopt::packed::maxPayloadBytes(::memopt::packed::Kind::Bit,
-                                                    ranked.getNumElements());
+        packed += *bits;
       } else {
         packed += bytesOf(v);
       }
@@ -540,13 +548,9 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
       CrossingTensor tensor;
       tensor.firstUse = use;
       tensor.bytes = bytesOf(root);
-      auto ranked = dyn_cast<RankedTensorType>(root.getType());
-      tensor.packedBytes =
-          binary.isBinary(v) && ranked && ranked.hasStaticShape() &&
-                  isa<FloatType>(ranked.getElementType())
-              ? ::memopt::packed::maxPayloadBytes(::memopt::packed::Kind::Bit,
-                                                  ranked.getNumElements())
-              : tensor.bytes;
+      std::optional<int64_t> bits =
+          binary.isBinary(v) ? getBitPackedBytes(root.getType()) : std::nullopt;
+      tensor.packedBytes = bits.value_or(tensor.bytes);
       segment.crossing.push_back(tensor);
     }
 

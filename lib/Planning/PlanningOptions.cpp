@@ -45,10 +45,6 @@ double mlir::memopt::getTimeBudgetFraction(Preference preference) {
   return 0.12;
 }
 
-StringRef mlir::memopt::stringifyTrainingDevice(TrainingDevice device) {
-  return device == TrainingDevice::CUDA ? "cuda" : "cpu";
-}
-
 /// Module paths travel inside the pass pipeline text: keep them to the
 /// characters a module path has (and `first..last` ranges).
 static LogicalResult checkModulePaths(StringRef option,

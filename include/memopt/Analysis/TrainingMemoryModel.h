@@ -57,6 +57,8 @@ GradBuffers getGradBuffers(Operation *op);
 /// function as `memopt.device` ("cpu" when absent).
 enum class TrainingDevice { CPU, CUDA };
 std::optional<TrainingDevice> parseTrainingDevice(StringRef text);
+/// "cpu" | "cuda".
+StringRef stringifyTrainingDevice(TrainingDevice device);
 /// The device stamped on `op` or its nearest ancestor (CPU if none).
 TrainingDevice getTrainingDevice(Operation *op);
 /// The size of the block the CUDA caching allocator gives `bytes` (the

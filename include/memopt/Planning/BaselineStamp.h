@@ -21,9 +21,12 @@ namespace mlir::memopt {
 /// Stamps `func` with its predicted peak (memopt.unplanned_peak_bytes) and,
 /// when a budget applies (the function's own memopt.budget, else `budget`),
 /// that budget in bytes (memopt.budget_bytes). Stamps already there stay.
-/// Fails with a diagnostic on a malformed memopt.budget.
+/// `predictedPeak`: the training-memory model's peak of `func` as it is, when
+/// the caller has just computed it (the model is not run again). Fails with
+/// a diagnostic on a malformed memopt.budget.
 LogicalResult stampBaseline(func::FuncOp func,
-                            const std::optional<Budget> &budget);
+                            const std::optional<Budget> &budget,
+                            std::optional<int64_t> predictedPeak = {});
 
 /// The stamped peak (stampBaseline has run).
 int64_t getStampedBaselineBytes(func::FuncOp func);

@@ -35,9 +35,6 @@ llvm::StringRef stringifyPreference(Preference preference);
 /// Allowed extra time as a fraction of the modelled step.
 double getTimeBudgetFraction(Preference preference);
 
-/// "cpu" | "cuda".
-llvm::StringRef stringifyTrainingDevice(TrainingDevice device);
-
 /// The copy bandwidth CUDA plans assume by default, GB/s each way (an H100
 /// over PCIe Gen5: 54.8 / 54.5 measured, docs/gpu.md).
 inline constexpr double kDefaultOffloadBandwidthGBps = 55.0;
