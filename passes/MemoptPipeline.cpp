@@ -118,7 +118,7 @@ void mlir::memopt::registerMemoptPipeline() {
         options->compress = raw.compress;
         return buildMemoptPipeline(pm, *options, errorHandler);
       },
-      [](function_ref<void(const detail::PassOptions &)> describe) {
+      [](function_ref<void(const ::mlir::detail::PassOptions &)> describe) {
         describe(MemoptPipelineOptions());
       });
 }

@@ -168,15 +168,8 @@ void SchedulePrefetchPass::runOnOperation() {
     transfer += r.transfer;
     stall += std::max(0.0, r.transfer - window(i, r.trigger));
   }
-  Builder b(&getContext());
-  func->setAttr(
-      kPrefetchScheduleAttrName,
-      b.getDictionaryAttr({
-          b.getNamedAttr("bandwidth_gbps", b.getF64FloatAttr(bandwidth)),
-          b.getNamedAttr("offloaded_regions", b.getI64IntegerAttr(offloading)),
-          b.getNamedAttr("prefetched_early", b.getI64IntegerAttr(early)),
-          b.getNamedAttr("predicted_peak_bytes", b.getI64IntegerAttr(peak)),
-          b.getNamedAttr("stall_seconds", b.getF64FloatAttr(stall)),
-          b.getNamedAttr("transfer_seconds", b.getF64FloatAttr(transfer)),
-      }));
+  func->setAttr(kPrefetchScheduleAttrName,
+                PrefetchScheduleAttr::get(&getContext(), APFloat(bandwidth),
+                                          offloading, peak, early,
+                                          APFloat(stall), APFloat(transfer)));
 }

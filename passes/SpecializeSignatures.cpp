@@ -1,8 +1,9 @@
 //===- SpecializeSignatures.cpp - memopt-specialize-signatures ------------===//
 //
 // The importer gives each recorded input signature its own function,
-// `@forward_s<i>` with `memopt.signature = {index = i, count = N}`; the
-// planner optimizes each for its exact shapes. This pass adds the entry
+// `@forward_s<i>` with `memopt.signature = #memopt.signature<index = i,
+// count = N>`; the planner optimizes each for its exact shapes. This pass adds
+// the entry
 // `@forward`: one `memopt.dispatch` that calls the function whose signature
 // the inputs match exactly (most frequent first), and otherwise
 //   - generic:  `@forward_generic`, a copy of the signature function with the
@@ -208,13 +209,12 @@ SpecializeSignaturesPass::collect(ModuleOp module,
   for (auto func : module.getOps<func::FuncOp>()) {
     if (!isSignatureName(func.getSymName(), method))
       continue;
-    auto signature = func->getAttrOfType<DictionaryAttr>(kSignatureAttrName);
-    auto index = signature ? signature.getAs<IntegerAttr>("index") : nullptr;
-    auto count = signature ? signature.getAs<IntegerAttr>("count") : nullptr;
-    if (!index || !count || count.getInt() < 0)
+    auto signature = func->getAttrOfType<SignatureAttr>(kSignatureAttrName);
+    if (!signature)
       return emitError(func.getLoc(), "signature function @")
              << func.getSymName()
-             << " needs memopt.signature = {index = <i>, count = <n >= 0>}";
+             << " needs memopt.signature = #memopt.signature<index = <i>, "
+                "count = <n>>";
     if (func.isExternal())
       return emitError(func.getLoc(), "signature function @")
              << func.getSymName() << " has no body";
@@ -227,7 +227,7 @@ SpecializeSignaturesPass::collect(ModuleOp module,
     });
     if (nested.wasInterrupted())
       return failure();
-    found.push_back({func, index.getInt(), count.getInt()});
+    found.push_back({func, signature.getIndex(), signature.getCount()});
   }
   if (found.empty())
     return module.emitError("memopt-specialize-signatures: no signature "

@@ -134,9 +134,8 @@ static func::FuncOp findSignatureFunction(ModuleOp module, size_t index,
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
-    if (auto info = func->getAttrOfType<DictionaryAttr>(kSignatureAttrName)) {
-      auto position = info.getAs<IntegerAttr>("index");
-      if (position && position.getValue().getSExtValue() == int64_t(index))
+    if (auto info = func->getAttrOfType<SignatureAttr>(kSignatureAttrName)) {
+      if (info.getIndex() == int64_t(index))
         return func;
     } else if (count == 1 && name.empty() && func.getSymName() == "forward") {
       return func;

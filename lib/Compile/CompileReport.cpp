@@ -215,18 +215,6 @@ static std::vector<std::string> regionModulePaths(CheckpointOp region) {
   return outermost;
 }
 
-template <typename T>
-static std::optional<T> lookupNumber(DictionaryAttr dict, StringRef name) {
-  if (!dict)
-    return std::nullopt;
-  Attribute attr = dict.get(name);
-  if (auto integer = dyn_cast_or_null<IntegerAttr>(attr))
-    return static_cast<T>(integer.getValue().getSExtValue());
-  if (auto real = dyn_cast_or_null<FloatAttr>(attr))
-    return static_cast<T>(real.getValueAsDouble());
-  return std::nullopt;
-}
-
 void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
   report.planned = predictMemory(func, &report.unknownOps, report.inputNames);
   report.regions.clear();
@@ -234,30 +222,24 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
   report.offloaded.clear();
   report.backwardKernels.clear();
 
-  auto plan = func->getAttrOfType<DictionaryAttr>(kPlanAttrName);
-  if (plan) {
-    if (auto budget = lookupNumber<int64_t>(plan, "budget_bytes");
-        budget && *budget > 0)
-      report.budgetBytes = *budget;
-    if (auto feasible = plan.getAs<BoolAttr>("feasible"))
-      report.feasible = feasible.getValue();
-    report.minReachablePeakBytes =
-        lookupNumber<int64_t>(plan, "min_reachable_peak_bytes");
-    report.plannerPeakBytes = lookupNumber<int64_t>(plan, "planned_peak_bytes");
-    if (auto preference = plan.getAs<StringAttr>("preference"))
-      report.preference = preference.str();
+  std::optional<double> recompute, step;
+  if (auto plan = func->getAttrOfType<PlanSummaryAttr>(kPlanAttrName)) {
+    if (plan.getBudgetBytes() > 0)
+      report.budgetBytes = plan.getBudgetBytes();
+    report.feasible = plan.getFeasible();
+    report.minReachablePeakBytes = plan.getMinReachablePeakBytes();
+    report.plannerPeakBytes = plan.getPlannedPeakBytes();
+    report.preference = stringifyPlanGoal(plan.getPreference()).str();
+    recompute = plan.getRecomputeSeconds().convertToDouble();
+    step = plan.getStepSeconds().convertToDouble();
   }
   report.prefetch.reset();
   if (auto schedule =
-          func->getAttrOfType<DictionaryAttr>(kPrefetchScheduleAttrName))
+          func->getAttrOfType<PrefetchScheduleAttr>(kPrefetchScheduleAttrName))
     report.prefetch = SignatureReport::PrefetchSchedule{
-        lookupNumber<int64_t>(schedule, "offloaded_regions").value_or(0),
-        lookupNumber<int64_t>(schedule, "prefetched_early").value_or(0),
-        lookupNumber<double>(schedule, "transfer_seconds").value_or(0),
-        lookupNumber<double>(schedule, "stall_seconds").value_or(0)};
-  std::optional<double> recompute =
-      lookupNumber<double>(plan, "recompute_seconds");
-  std::optional<double> step = lookupNumber<double>(plan, "step_seconds");
+        schedule.getOffloadedRegions(), schedule.getPrefetchedEarly(),
+        schedule.getTransferSeconds().convertToDouble(),
+        schedule.getStallSeconds().convertToDouble()};
 
   // Estimates from the cost model when the plan does not carry them.
   CostModel costs;

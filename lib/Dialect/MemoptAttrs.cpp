@@ -54,3 +54,45 @@ void MemoptDialect::registerAttributes() {
 #include "memopt/Dialect/MemoptAttrs.cpp.inc"
       >();
 }
+
+LogicalResult
+PlanSummaryAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t baselinePeakBytes, int64_t plannedPeakBytes,
+                        int64_t budgetBytes, bool,
+                        int64_t minReachablePeakBytes, APFloat recomputeSeconds,
+                        APFloat stepSeconds, PlanGoal, int64_t segments) {
+  if (baselinePeakBytes < 0 || plannedPeakBytes < 0 ||
+      minReachablePeakBytes < 0 || segments < 0)
+    return emitError() << "plan byte counts and segments must not be negative";
+  if (budgetBytes < -1)
+    return emitError() << "plan budget_bytes " << budgetBytes
+                       << " is below -1 (no budget)";
+  if (recomputeSeconds.isNegative() || stepSeconds.isNegative() ||
+      !recomputeSeconds.isFinite() || !stepSeconds.isFinite())
+    return emitError() << "plan seconds must not be negative";
+  return success();
+}
+
+LogicalResult PrefetchScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, APFloat bandwidthGbps,
+    int64_t offloadedRegions, int64_t predictedPeakBytes,
+    int64_t prefetchedEarly, APFloat stallSeconds, APFloat transferSeconds) {
+  if (!bandwidthGbps.isFiniteNonZero() || bandwidthGbps.isNegative())
+    return emitError() << "prefetch bandwidth must be positive GB/s";
+  if (offloadedRegions < 0 || prefetchedEarly < 0 ||
+      prefetchedEarly > offloadedRegions || predictedPeakBytes < 0)
+    return emitError() << "prefetch counts must satisfy 0 <= prefetched_early "
+                          "<= offloaded_regions and the peak be >= 0";
+  if (stallSeconds.isNegative() || transferSeconds.isNegative() ||
+      !stallSeconds.isFinite() || !transferSeconds.isFinite())
+    return emitError() << "prefetch seconds must not be negative";
+  return success();
+}
+
+LogicalResult
+SignatureAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t index, int64_t count) {
+  if (index < 0 || count < 0)
+    return emitError() << "signature index and count must not be negative";
+  return success();
+}

@@ -15,3 +15,46 @@ void MemoptDialect::initialize() {
 #include "memopt/Dialect/MemoptOps.cpp.inc"
       >();
 }
+
+namespace {
+/// Whether `attribute` is the one `Helper` manages; if so, `valid` says
+/// whether its value has the declared type.
+template <typename Helper>
+bool isManagedBy(NamedAttribute attribute, bool &valid,
+                 StringRef &expectedType) {
+  using AttrT = decltype(std::declval<Helper &>().getAttr(nullptr));
+  if (attribute.getName() != Helper::getNameStr())
+    return false;
+  valid = isa<AttrT>(attribute.getValue());
+  expectedType = llvm::getTypeName<AttrT>().rsplit("::").second;
+  return true;
+}
+
+template <typename... Helpers>
+bool findDeclared(NamedAttribute attribute, bool &valid,
+                  StringRef &expectedType) {
+  return (isManagedBy<Helpers>(attribute, valid, expectedType) || ...);
+}
+} // namespace
+
+LogicalResult MemoptDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  bool valid = false;
+  StringRef expectedType;
+  bool declared = findDeclared<
+      SourceAttrHelper, SignatureAttrHelper, BudgetAttrHelper,
+      PassthroughAttrHelper, AssumesAttrHelper, ShapeAssumesAttrHelper,
+      GradBuffersAttrHelper, WorldSizeAttrHelper, DeviceAttrHelper,
+      AssumeBinaryAttrHelper, UnplannedPeakBytesAttrHelper,
+      BudgetBytesAttrHelper, PlanAttrHelper, PrefetchScheduleAttrHelper,
+      ReasonAttrHelper, SavedBytesAvoidedAttrHelper, OriginalMethodAttrHelper,
+      GenericOfAttrHelper>(attr, valid, expectedType);
+  if (!declared)
+    return op->emitError("unknown memopt attribute '")
+           << attr.getName().getValue() << "'";
+  if (!valid)
+    return op->emitError("attribute '")
+           << attr.getName().getValue() << "' must be of type " << expectedType
+           << ", got " << attr.getValue();
+  return success();
+}

@@ -325,24 +325,25 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
                     : summary.plannedPeakBytes))
     summary.plannedPeakBytes = *peak;
 
-  Builder b(func.getContext());
-  SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr("baseline_peak_bytes",
-                     b.getI64IntegerAttr(summary.baselinePeakBytes)),
-      b.getNamedAttr("planned_peak_bytes",
-                     b.getI64IntegerAttr(summary.plannedPeakBytes)),
-      b.getNamedAttr("budget_bytes", b.getI64IntegerAttr(summary.budgetBytes)),
-      b.getNamedAttr("feasible", b.getBoolAttr(summary.feasible)),
-      b.getNamedAttr("min_reachable_peak_bytes",
-                     b.getI64IntegerAttr(summary.minReachablePeakBytes)),
-      b.getNamedAttr("recompute_seconds",
-                     b.getF64FloatAttr(summary.recomputeSeconds)),
-      b.getNamedAttr("step_seconds", b.getF64FloatAttr(summary.stepSeconds)),
-      b.getNamedAttr("preference",
-                     b.getStringAttr(budget ? StringRef("budget")
-                                            : stringifyPreference(preference))),
-      b.getNamedAttr("segments", b.getI64IntegerAttr(chain.segments.size())),
-  };
-  func->setAttr(kPlanAttrName, b.getDictionaryAttr(fields));
+  PlanGoal goal = PlanGoal::budget;
+  if (!budget)
+    switch (preference) {
+    case Preference::Speed:
+      goal = PlanGoal::speed;
+      break;
+    case Preference::Balanced:
+      goal = PlanGoal::balanced;
+      break;
+    case Preference::Memory:
+      goal = PlanGoal::memory;
+      break;
+    }
+  func->setAttr(kPlanAttrName,
+                PlanSummaryAttr::get(
+                    func.getContext(), summary.baselinePeakBytes,
+                    summary.plannedPeakBytes, summary.budgetBytes,
+                    summary.feasible, summary.minReachablePeakBytes,
+                    APFloat(summary.recomputeSeconds),
+                    APFloat(summary.stepSeconds), goal, chain.segments.size()));
   return summary;
 }

@@ -8,7 +8,7 @@
 // A chain of sixteen linear+tanh blocks: each saves a 1 MiB activation.
 
 // BUDGET-LABEL: func.func @chain
-// BUDGET-SAME: memopt.plan = {baseline_peak_bytes = [[BASE:[0-9]+]] : i64, budget_bytes = [[BUDGET:[0-9]+]] : i64, feasible = true
+// BUDGET-SAME: memopt.plan = #memopt.plan<baseline_peak_bytes = [[BASE:[0-9]+]], planned_peak_bytes = {{[0-9]+}}, budget_bytes = [[BUDGET:[0-9]+]], feasible = true
 // BUDGET: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%arg0) policies [#memopt.keep] {memopt.reason = "recomputing {{.*}} ms in backward frees {{.*}} MiB, with its input kept", memopt.saved_bytes_avoided = {{[0-9]+}} : i64}
 // BUDGET: memopt.param "blocks.0.fc.weight"
 // BUDGET: memopt.op "aten::linear"
@@ -17,7 +17,7 @@
 // BUDGET: return
 
 // The least peak within a quarter of the step time.
-// MEMORY: preference = "memory"
+// MEMORY: preference = memory
 // MEMORY: memopt.checkpoint "blocks.{{[0-9]+}}..blocks.{{[0-9]+}}"
 
 // A budget above the baseline needs no recomputation.

@@ -21,7 +21,7 @@
 // For CUDA the planner offloads region inputs and the pipeline ends with
 // memopt-schedule-prefetch; on CPU (the other runs) nothing is offloaded.
 // CUDA-LABEL: func.func @chain
-// CUDA-SAME: memopt.prefetch_schedule = {bandwidth_gbps = 5.500000e+01 : f64, offloaded_regions = 3 : i64
+// CUDA-SAME: memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 5.500000e+01, offloaded_regions = 3,
 // CUDA: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%{{.*}}) policies [#memopt.offload<host>]
 // CPU-NOT: offload
 // CPU-NOT: prefetch

@@ -12,13 +12,13 @@
 // prefetched as early as possible (d's start) and the rest is a stall. d,
 // the first in backward, has no earlier trigger.
 // FAST-LABEL: func.func @headroom
-// FAST-SAME: memopt.prefetch_schedule = {bandwidth_gbps = 1.000000e+03 : f64, offloaded_regions = 4 : i64, predicted_peak_bytes = 17563648 : i64, prefetched_early = 3 : i64
+// FAST-SAME: memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 1.000000e+03, offloaded_regions = 4, predicted_peak_bytes = 17563648, prefetched_early = 3,
 // FAST: memopt.checkpoint "a"({{.*}}) policies [#memopt.offload<host>] {prefetch_at = "b"}
 // FAST: memopt.checkpoint "b"({{.*}}) policies [#memopt.offload<host>] {prefetch_at = "c"}
 // FAST: memopt.checkpoint "c"({{.*}}) policies [#memopt.offload<host>] {prefetch_at = "d"}
 // FAST: memopt.checkpoint "d"({{.*}}) policies [#memopt.offload<host>] :
 // SLOW-LABEL: func.func @headroom
-// SLOW-SAME: prefetched_early = 3 : i64, stall_seconds = 0.1
+// SLOW-SAME: prefetched_early = 3, stall_seconds = 0.1
 // SLOW: memopt.checkpoint "a"({{.*}}) policies [#memopt.offload<host>] {prefetch_at = "d"}
 // SLOW: memopt.checkpoint "b"({{.*}}) policies [#memopt.offload<host>] {prefetch_at = "d"}
 // SLOW: memopt.checkpoint "c"({{.*}}) policies [#memopt.offload<host>] {prefetch_at = "d"}
@@ -28,12 +28,12 @@
 // below the peak) moves, at any bandwidth, and the peak stays that of the
 // unscheduled function.
 // FAST-LABEL: func.func @tight
-// FAST-SAME: predicted_peak_bytes = 1572864 : i64, prefetched_early = 1 : i64
+// FAST-SAME: predicted_peak_bytes = 1572864, prefetched_early = 1,
 // FAST: memopt.checkpoint "a"({{.*}}) policies [#memopt.offload<host>] :
 // FAST: memopt.checkpoint "b"({{.*}}) policies [#memopt.offload<host>] :
 // FAST: memopt.checkpoint "c"({{.*}}) policies [#memopt.offload<host>] {prefetch_at = "d"}
 // SLOW-LABEL: func.func @tight
-// SLOW-SAME: predicted_peak_bytes = 1572864 : i64, prefetched_early = 1 : i64
+// SLOW-SAME: predicted_peak_bytes = 1572864, prefetched_early = 1,
 // UNSCHEDULED-LABEL: memory-model @tight
 // UNSCHEDULED: peak 1572864
 //

@@ -13,7 +13,7 @@
 // CHECK-SAME: fallback @forward_generic : (tensor<?x?x?x?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT: return %[[R]] : tensor<?x?xf32>
 // The signature functions stay as they are.
-// CHECK: func.func @forward_s0(%{{.*}}: tensor<8x3x32x32xf32>) -> tensor<8x10xf32> attributes {memopt.assumes = {bn.training = true}, memopt.signature = {count = 10 : i64, index = 0 : i64}}
+// CHECK: func.func @forward_s0(%{{.*}}: tensor<8x3x32x32xf32>) -> tensor<8x10xf32> attributes {memopt.assumes = {bn.training = true}, memopt.signature = #memopt.signature<index = 0, count = 10>}
 // CHECK: func.func @forward_s3(
 // The generic fallback copies the function with the largest inputs (s1)
 // with `?` sizes wherever the inputs flow; state and constants keep theirs,
@@ -40,13 +40,13 @@
 // STRICT-NOT: @forward_original
 
 module attributes {memopt.source = "/nonexistent/model.pt"} {
-  func.func @forward_s0(%x: tensor<8x3x32x32xf32>) -> tensor<8x10xf32> attributes {memopt.assumes = {bn.training = true}, memopt.signature = {count = 10 : i64, index = 0 : i64}} {
+  func.func @forward_s0(%x: tensor<8x3x32x32xf32>) -> tensor<8x10xf32> attributes {memopt.assumes = {bn.training = true}, memopt.signature = #memopt.signature<index = 0, count = 10>} {
     %w = memopt.param "fc.weight" : tensor<10x3xf32>
     %m = memopt.op "aten::mean"(%x) [#memopt.arg<0>, [2, 3], false, #memopt.none] {overload = "dim"} : (tensor<8x3x32x32xf32>) -> tensor<8x3xf32>
     %y = memopt.op "aten::linear"(%m, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x3xf32>, tensor<10x3xf32>) -> tensor<8x10xf32>
     return %y : tensor<8x10xf32>
   }
-  func.func @forward_s1(%x: tensor<64x3x32x32xf32>) -> tensor<64x10xf32> attributes {memopt.assumes = {bn.training = true}, memopt.budget = "1GiB", memopt.signature = {count = 90 : i64, index = 1 : i64}} {
+  func.func @forward_s1(%x: tensor<64x3x32x32xf32>) -> tensor<64x10xf32> attributes {memopt.assumes = {bn.training = true}, memopt.budget = "1GiB", memopt.signature = #memopt.signature<index = 1, count = 90>} {
     %w = memopt.param "conv.weight" : tensor<16x3x3x3xf32>
     %c = memopt.op "aten::conv2d"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none, [1, 1], [1, 1], [1, 1], 1] {overload = "", saved_input = #memopt.compress<bit>} : (tensor<64x3x32x32xf32>, tensor<16x3x3x3xf32>) -> tensor<64x16x32x32xf32>
     %r = memopt.checkpoint "block" (%c, %c) policies [#memopt.compress<bit>, #memopt.keep] : (tensor<64x16x32x32xf32>, tensor<64x16x32x32xf32>) -> tensor<64x16x32x32xf32> {
@@ -60,13 +60,13 @@ module attributes {memopt.source = "/nonexistent/model.pt"} {
     %y = memopt.op "aten::linear"(%m, %w2) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<64x16xf32>, tensor<10x16xf32>) -> tensor<64x10xf32>
     return %y : tensor<64x10xf32>
   }
-  func.func @forward_s2(%x: tensor<16x3x32x32xf32>) -> tensor<16x10xf32> attributes {memopt.signature = {count = 10 : i64, index = 2 : i64}} {
+  func.func @forward_s2(%x: tensor<16x3x32x32xf32>) -> tensor<16x10xf32> attributes {memopt.signature = #memopt.signature<index = 2, count = 10>} {
     %w = memopt.param "fc.weight" : tensor<10x3xf32>
     %m = memopt.op "aten::mean"(%x) [#memopt.arg<0>, [2, 3], false, #memopt.none] {overload = "dim"} : (tensor<16x3x32x32xf32>) -> tensor<16x3xf32>
     %y = memopt.op "aten::linear"(%m, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<16x3xf32>, tensor<10x3xf32>) -> tensor<16x10xf32>
     return %y : tensor<16x10xf32>
   }
-  func.func @forward_s3(%x: tensor<8x3x64x64xf32>) -> tensor<8x10xf32> attributes {memopt.signature = {count = 0 : i64, index = 3 : i64}} {
+  func.func @forward_s3(%x: tensor<8x3x64x64xf32>) -> tensor<8x10xf32> attributes {memopt.signature = #memopt.signature<index = 3, count = 0>} {
     %w = memopt.param "fc.weight" : tensor<10x3xf32>
     %m = memopt.op "aten::mean"(%x) [#memopt.arg<0>, [2, 3], false, #memopt.none] {overload = "dim"} : (tensor<8x3x64x64xf32>) -> tensor<8x3xf32>
     %y = memopt.op "aten::linear"(%m, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x3xf32>, tensor<10x3xf32>) -> tensor<8x10xf32>

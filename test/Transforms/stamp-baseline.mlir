@@ -12,8 +12,8 @@
 // NOBUDGET-NOT: budget_bytes
 // NOBUDGET-SAME: memopt.unplanned_peak_bytes =
 // PLAN-LABEL: func.func @given
-// PLAN-SAME: memopt.plan = {baseline_peak_bytes = [[#PEAK:]] : i64,
-// PLAN-SAME: budget_bytes = [[#div(PEAK,2)]] : i64
+// PLAN-SAME: memopt.plan = #memopt.plan<baseline_peak_bytes = [[#PEAK:]],
+// PLAN-SAME: budget_bytes = [[#div(PEAK,2)]],
 func.func @given(%x: tensor<256x64xf32>) -> tensor<256x64xf32> {
   %w = memopt.param "fc.weight" : tensor<64x64xf32> loc("fc"("model.py":3:4))
   %h = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<256x64xf32>, tensor<64x64xf32>) -> tensor<256x64xf32> loc("fc"("model.py":3:9))

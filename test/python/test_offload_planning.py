@@ -31,9 +31,11 @@ def plan(budget, device, bandwidth=None):
         return None
     text = result.stdout
     chain = text[text.index("func.func @chain"):text.index("func.func @spiking")]
+    summary = re.search(r"memopt\.plan = #memopt\.plan<([^>]*)>",
+                        chain[:chain.index("{\n")]).group(1)
     numbers = {key: float(value) for key, value in re.findall(
-        r"(\w+) = ([0-9.eE+-]+) : [fi]64", chain[:chain.index("{\n")])}
-    numbers["feasible"] = "feasible = true" in chain[:chain.index("{\n")]
+        r"(\w+) = ([0-9.eE+-]+)(?=,|$)", summary)}
+    numbers["feasible"] = "feasible = true" in summary
     numbers["policies"] = re.findall(r"policies \[([^\]]*)\]", chain)
     return numbers
 

@@ -146,6 +146,6 @@ def test_memopt_translate_reads_the_file(tmp_path):
         capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert ("func.func @forward_s0(%arg0: tensor<6x4xf32>) -> tensor<6x2xf32> "
-            "attributes {memopt.signature = {count = 2 : i64, index = 0 : i64}}"
+            "attributes {memopt.signature = #memopt.signature<index = 0, count = 2>}"
             in result.stdout)
     assert "func.func @forward_s1(%arg0: tensor<2x4xf32>)" in result.stdout

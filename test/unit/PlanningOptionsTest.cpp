@@ -76,26 +76,29 @@ TEST(PlanningOptions, PrintedOptionsReachThePlannerUnchanged) {
         << planner;
     EXPECT_NE(planner.find("device=" + text.device), std::string::npos)
         << planner;
-    if (!text.budget.empty())
+    if (!text.budget.empty()) {
       EXPECT_NE(planner.find("budget=" + text.budget), std::string::npos)
           << planner;
+    }
     EXPECT_NE(planner.find(std::string("allow-over-budget=") +
                            (text.allowOverBudget ? "true" : "false")),
               std::string::npos)
         << planner;
     auto listed = [&](StringRef name, ArrayRef<std::string> values) {
-      if (!values.empty())
+      if (!values.empty()) {
         EXPECT_NE(planner.find((name + "=" + llvm::join(values, ",")).str()),
                   std::string::npos)
             << planner;
+      }
     };
     listed("checkpoint", text.checkpoint);
     listed("no-checkpoint", text.noCheckpoint);
     listed("assume-binary", text.assumeBinary);
-    if (text.device == "cuda")
+    if (text.device == "cuda") {
       EXPECT_NE(planner.find("offload-bandwidth=4.000000e-03"),
                 std::string::npos)
           << planner;
+    }
   }
 }
 

@@ -105,7 +105,7 @@ struct ImportOptions {
   /// `memopt.passthrough` when set). With several, each method is imported
   /// once per signature as `@<method>_s<i>` (i = position in this list) with
   /// static types from that signature and the function attributes
-  ///   memopt.signature = {count = N : i64, index = i : i64}
+  ///   memopt.signature = #memopt.signature<index = i, count = N>
   ///   memopt.budget = "<budget>"   (when set)
   ///   memopt.passthrough           (when set)
   /// `memopt-specialize-signatures` then builds the dispatching `@<method>`.

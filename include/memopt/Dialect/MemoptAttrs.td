@@ -169,6 +169,104 @@ def Memopt_MeasuredSavesAttr : Memopt_Attr<"MeasuredSaves", "saves"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Planner and schedule summaries (function attributes)
+//===----------------------------------------------------------------------===//
+
+// An f64 value, printed as MLIR prints an f64 (round-trips exactly).
+def Memopt_SecondsParameter : APFloatParameter<"an f64 value"> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::APFloat> {
+    double value;
+    if ($_parser.parseFloat(value))
+      return ::mlir::failure();
+    return ::llvm::APFloat(value);
+  }() }];
+  let printer = [{ $_printer.printFloat($_self) }];
+}
+
+def Memopt_FlagParameter : AttrOrTypeParameter<"bool", "true or false"> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<bool> {
+    if (succeeded($_parser.parseOptionalKeyword("true")))
+      return true;
+    if (succeeded($_parser.parseOptionalKeyword("false")))
+      return false;
+    return $_parser.emitError($_parser.getCurrentLocation(),
+                              "expected true or false");
+  }() }];
+  let printer = [{ $_printer << ($_self ? "true" : "false") }];
+}
+
+def Memopt_SignatureAttr : Memopt_Attr<"Signature", "signature"> {
+  let summary = "one specialization of a method for several input signatures";
+  let description = [{
+    `memopt.signature = #memopt.signature<index = 1, count = 5>` on the
+    function the importer made for the method's second signature (of those
+    given, in order), recorded 5 times (0: declared, not recorded).
+    memopt-specialize-signatures builds the dispatcher from them.
+  }];
+  let parameters = (ins "int64_t":$index, "int64_t":$count);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Memopt_PlanGoal : I32EnumAttr<"PlanGoal",
+    "what a plan was made for: a budget, or a preference without one", [
+      I32EnumAttrCase<"budget", 0>,
+      I32EnumAttrCase<"speed", 1>,
+      I32EnumAttrCase<"balanced", 2>,
+      I32EnumAttrCase<"memory", 3>,
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::memopt";
+}
+
+def Memopt_PlanSummaryAttr : Memopt_Attr<"PlanSummary", "plan"> {
+  let summary = "what memopt-insert-checkpoints planned for a function";
+  let description = [{
+    `memopt.plan = #memopt.plan<baseline_peak_bytes = 15205664,
+    planned_peak_bytes = 7391528, budget_bytes = -1, feasible = true,
+    min_reachable_peak_bytes = 7391528, recompute_seconds = 6.9e-03,
+    step_seconds = 3.5e-02, preference = memory, segments = 41>`
+    on a planned function: the predicted peak before and after the plan,
+    the budget in bytes (-1: none; planned for `preference`, which is
+    `budget` when one is given), whether the plan meets it, the least peak
+    the search reached, the predicted recompute and step seconds, and how
+    many chain segments the function had. The compile report reads it.
+  }];
+  let parameters = (ins "int64_t":$baseline_peak_bytes,
+                        "int64_t":$planned_peak_bytes,
+                        "int64_t":$budget_bytes,
+                        Memopt_FlagParameter:$feasible,
+                        "int64_t":$min_reachable_peak_bytes,
+                        Memopt_SecondsParameter:$recompute_seconds,
+                        Memopt_SecondsParameter:$step_seconds,
+                        EnumParameter<Memopt_PlanGoal>:$preference,
+                        "int64_t":$segments);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Memopt_PrefetchScheduleAttr : Memopt_Attr<"PrefetchSchedule", "prefetch"> {
+  let summary = "memopt-schedule-prefetch's summary of a function's offload copies";
+  let description = [{
+    `memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 55.0,
+    offloaded_regions = 3, predicted_peak_bytes = N, prefetched_early = 2,
+    stall_seconds = 0.0, transfer_seconds = 1.2e-03>`: the copy bandwidth
+    the schedule assumed (GB/s each way), how many regions offload their
+    inputs, the predicted peak with the prefetches where they are, how many
+    offloading regions are prefetched before their own backward, the seconds the
+    copies take and the part of them the backward cannot hide.
+  }];
+  let parameters = (ins Memopt_SecondsParameter:$bandwidth_gbps,
+                        "int64_t":$offloaded_regions,
+                        "int64_t":$predicted_peak_bytes,
+                        "int64_t":$prefetched_early,
+                        Memopt_SecondsParameter:$stall_seconds,
+                        Memopt_SecondsParameter:$transfer_seconds);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Dispatch cases
 //===----------------------------------------------------------------------===//
 

@@ -23,6 +23,32 @@ def Memopt_Dialect : Dialect {
     `memopt.offload` / `memopt.prefetch` / `memopt.wait` for host memory, and
     `memopt.dispatch` for one plan per input signature.
   }];
+  // The attributes memopt's importer, passes and driver put on modules,
+  // functions and checkpoint regions, each with its type. The generated
+  // helpers (`MemoptDialect::PlanAttrHelper`, ...) hold the names
+  // (memopt.<name>); the dialect verifies every memopt.* attribute against
+  // this list (MemoptDialect.cpp). What each one means: MemoptAttrNames.h.
+  let discardableAttrs = (ins
+    "::mlir::StringAttr":$source,
+    "::mlir::memopt::SignatureAttr":$signature,
+    "::mlir::StringAttr":$budget,
+    "::mlir::UnitAttr":$passthrough,
+    "::mlir::DictionaryAttr":$assumes,
+    "::mlir::ArrayAttr":$shape_assumes,
+    "::mlir::StringAttr":$grad_buffers,
+    "::mlir::IntegerAttr":$world_size,
+    "::mlir::StringAttr":$device,
+    "::mlir::ArrayAttr":$assume_binary,
+    "::mlir::IntegerAttr":$unplanned_peak_bytes,
+    "::mlir::IntegerAttr":$budget_bytes,
+    "::mlir::memopt::PlanSummaryAttr":$plan,
+    "::mlir::memopt::PrefetchScheduleAttr":$prefetch_schedule,
+    "::mlir::StringAttr":$reason,
+    "::mlir::IntegerAttr":$saved_bytes_avoided,
+    "::mlir::StringAttr":$original_method,
+    "::mlir::FlatSymbolRefAttr":$generic_of
+  );
+  let hasOperationAttrVerify = 1;
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];

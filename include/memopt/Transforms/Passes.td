@@ -214,7 +214,7 @@ def SpecializeSignatures : Pass<"memopt-specialize-signatures", "::mlir::ModuleO
   let summary = "Dispatch between the per-signature functions of a method";
   let description = [{
     The importer gives each input signature its own function
-    `@forward_s<i>` (`memopt.signature = {index = i, count = N}`), planned
+    `@forward_s<i>` (`memopt.signature = #memopt.signature<index = i, count = N>`), planned
     for its exact shapes. This pass creates the entry `@forward`: one
     `memopt.dispatch` whose cases guard the exact input types of each
     signature function, most frequently recorded first (ties in signature

@@ -80,12 +80,8 @@ static void annotateSignature(func::FuncOp func,
   MLIRContext *context = func.getContext();
   Builder builder(context);
   if (several)
-    func->setAttr(
-        kSignatureAttrName,
-        builder.getDictionaryAttr(
-            {builder.getNamedAttr("index", builder.getI64IntegerAttr(index)),
-             builder.getNamedAttr(
-                 "count", builder.getI64IntegerAttr(signature.count))}));
+    func->setAttr(kSignatureAttrName,
+                  SignatureAttr::get(context, index, signature.count));
   if (!signature.budget.empty())
     func->setAttr(kBudgetAttrName, builder.getStringAttr(signature.budget));
   if (signature.passthrough)

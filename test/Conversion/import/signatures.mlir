@@ -13,18 +13,18 @@
 // RUN: memopt-translate --import-torchscript %t/checked.pt --signature x:8x3x2x2 --signature x:3x3x2x2 | FileCheck %s --check-prefix=CHECKED
 
 // CHECK: module attributes {memopt.source = "{{.*}}conv_bn.pt"}
-// CHECK: func.func @forward_s0(%{{.*}}: tensor<2x3x8x8xf32>) -> tensor<2x4x8x8xf32> attributes {memopt.assumes = {bn.training = true}, memopt.signature = {count = 5 : i64, index = 0 : i64}}
+// CHECK: func.func @forward_s0(%{{.*}}: tensor<2x3x8x8xf32>) -> tensor<2x4x8x8xf32> attributes {memopt.assumes = {bn.training = true}, memopt.signature = #memopt.signature<index = 0, count = 5>}
 // CHECK: memopt.op "aten::conv2d"{{.*}} -> tensor<2x4x8x8xf32>
-// CHECK: func.func @forward_s1(%{{.*}}: tensor<4x3x8x8xf32>) -> tensor<4x4x8x8xf32> attributes {memopt.assumes = {bn.training = true}, memopt.budget = "1MiB", memopt.passthrough, memopt.signature = {count = 1 : i64, index = 1 : i64}}
+// CHECK: func.func @forward_s1(%{{.*}}: tensor<4x3x8x8xf32>) -> tensor<4x4x8x8xf32> attributes {memopt.assumes = {bn.training = true}, memopt.budget = "1MiB", memopt.passthrough, memopt.signature = #memopt.signature<index = 1, count = 1>}
 // CHECK: memopt.op "aten::conv2d"{{.*}} -> tensor<4x4x8x8xf32>
 // CHECK-NOT: func.func
 
-// FILE: func.func @forward_s0(%{{.*}}: tensor<2x3x8x8xf32>) {{.*}}memopt.signature = {count = 37 : i64, index = 0 : i64}
-// FILE: func.func @forward_s1(%{{.*}}: tensor<4x3x8x8xf32>) {{.*}}memopt.budget = "64KiB", memopt.passthrough, memopt.signature = {count = 5 : i64, index = 1 : i64}
+// FILE: func.func @forward_s0(%{{.*}}: tensor<2x3x8x8xf32>) {{.*}}memopt.signature = #memopt.signature<index = 0, count = 37>
+// FILE: func.func @forward_s1(%{{.*}}: tensor<4x3x8x8xf32>) {{.*}}memopt.budget = "64KiB", memopt.passthrough, memopt.signature = #memopt.signature<index = 1, count = 5>
 
 // ADD: func.func @forward_s0(
 // ADD: func.func @forward_s1(
-// ADD: func.func @forward_s2(%{{.*}}: tensor<1x3x8x8xf32>) {{.*}}memopt.signature = {count = 1 : i64, index = 2 : i64}
+// ADD: func.func @forward_s2(%{{.*}}: tensor<1x3x8x8xf32>) {{.*}}memopt.signature = #memopt.signature<index = 2, count = 1>
 
 // ONE: func.func @forward(%{{.*}}: tensor<2x3x8x8xf32>) -> tensor<2x4x8x8xf32> attributes {memopt.assumes = {bn.training = true}, memopt.budget = "1MiB"} {
 // ONE-NOT: memopt.signature

@@ -1,0 +1,74 @@
+// RUN: memopt-opt %s -split-input-file -verify-diagnostics
+// The dialect verifies every memopt.* attribute: its name is one the
+// dialect declares, its value has the declared type, and the typed
+// summaries hold sensible numbers.
+
+// expected-error @+1 {{unknown memopt attribute 'memopt.budget_byte'}}
+func.func @misspelled() attributes {memopt.budget_byte = 10 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'memopt.plan' must be of type PlanSummaryAttr, got {baseline_peak_bytes = 10 : i64}}}
+func.func @untyped_plan() attributes {memopt.plan = {baseline_peak_bytes = 10 : i64}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'memopt.budget_bytes' must be of type IntegerAttr, got "1GiB"}}
+func.func @budget_as_text() attributes {memopt.budget_bytes = "1GiB"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{plan byte counts and segments must not be negative}}
+func.func @negative_peak() attributes {memopt.plan = #memopt.plan<baseline_peak_bytes = -5, planned_peak_bytes = 1, budget_bytes = -1, feasible = true, min_reachable_peak_bytes = 1, recompute_seconds = 0.0, step_seconds = 0.0, preference = speed, segments = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{plan budget_bytes -2 is below -1 (no budget)}}
+func.func @budget_below_none() attributes {memopt.plan = #memopt.plan<baseline_peak_bytes = 5, planned_peak_bytes = 1, budget_bytes = -2, feasible = true, min_reachable_peak_bytes = 1, recompute_seconds = 0.0, step_seconds = 0.0, preference = speed, segments = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{plan seconds must not be negative}}
+func.func @negative_seconds() attributes {memopt.plan = #memopt.plan<baseline_peak_bytes = 5, planned_peak_bytes = 1, budget_bytes = -1, feasible = true, min_reachable_peak_bytes = 1, recompute_seconds = -1.0, step_seconds = 0.0, preference = balanced, segments = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected true or false}}
+// expected-error @+1 {{failed to parse Memopt_PlanSummaryAttr parameter 'feasible'}}
+func.func @feasible_as_number() attributes {memopt.plan = #memopt.plan<baseline_peak_bytes = 5, planned_peak_bytes = 1, budget_bytes = -1, feasible = 1, min_reachable_peak_bytes = 1, recompute_seconds = 0.0, step_seconds = 0.0, preference = balanced, segments = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected ::mlir::memopt::PlanGoal to be one of: budget, speed, balanced, memory}}
+// expected-error @+1 {{failed to parse Memopt_PlanSummaryAttr parameter 'preference'}}
+func.func @unknown_preference() attributes {memopt.plan = #memopt.plan<baseline_peak_bytes = 5, planned_peak_bytes = 1, budget_bytes = -1, feasible = true, min_reachable_peak_bytes = 1, recompute_seconds = 0.0, step_seconds = 0.0, preference = fastest, segments = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{prefetch counts must satisfy 0 <= prefetched_early <= offloaded_regions and the peak be >= 0}}
+func.func @more_early_than_offloaded() attributes {memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 55.0, offloaded_regions = 1, predicted_peak_bytes = 10, prefetched_early = 2, stall_seconds = 0.0, transfer_seconds = 0.0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{prefetch bandwidth must be positive GB/s}}
+func.func @no_bandwidth() attributes {memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 0.0, offloaded_regions = 1, predicted_peak_bytes = 10, prefetched_early = 0, stall_seconds = 0.0, transfer_seconds = 0.0>} {
+  return
+}
