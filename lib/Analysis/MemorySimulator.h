@@ -1,7 +1,14 @@
-//===- MemorySimulator.h - reference-counted storages of a step -*- C++ -*-===//
+//===- MemorySimulator.h - op rules of the memory model ---------*- C++ -*-===//
+//
+// What each op, region and backward node does to the storages of a step:
+// which it creates, which it saves for backward, which gradients it makes.
+// The storages and the timeline themselves are a StorageTimeline.
+//
+//===----------------------------------------------------------------------===//
 #ifndef MEMOPT_LIB_ANALYSIS_MEMORYSIMULATOR_H
 #define MEMOPT_LIB_ANALYSIS_MEMORYSIMULATOR_H
 
+#include "StorageTimeline.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptOps.h"
 
@@ -15,18 +22,15 @@ class MemorySimulator {
 public:
   MemorySimulator(TrainingMemoryModel &model,
                   const TrainingMemoryOptions &options)
-      : model(model), options(options) {}
+      : model(model), options(options), storage(model, options.device) {}
   void run(Operation *funcOp);
   /// Lists the live storages as the timeline entry `index` is made (the
   /// model's peak tensors).
-  void recordPeakTensorsAt(unsigned index) { peakTensorsIndex = index; }
+  void recordPeakTensorsAt(unsigned index) {
+    storage.recordPeakTensorsAt(index);
+  }
 
 private:
-  struct Storage {
-    int64_t bytes;
-    int refs;
-    bool resident;
-  };
   /// An autograd node: an op (or a checkpoint region) recorded in forward.
   struct Node {
     Operation *op;
@@ -37,34 +41,14 @@ private:
     /// this size while the node's backward runs.
     int64_t unpackBytes = 0;
   };
-  using Storages = SmallVector<unsigned, 1>;
+  using Storages = StorageTimeline::Storages;
 
-  unsigned newStorage(int64_t bytes, bool resident = false);
-  void retain(unsigned id) { ++storages[id].refs; }
-  void release(unsigned id);
-  void define(Value value, ArrayRef<unsigned> ids);
-  /// Records that storage `id` was made to hold `value`'s gradient (the
-  /// first such value names it in the peak's tensors).
-  void noteGradOf(Value value, unsigned id) {
-    if (!gradOwners[id])
-      gradOwners[id] = value;
-  }
-  void drop(Value value);
-  /// Appends a timeline entry: the live bytes plus `transient` bytes the op
-  /// holds only while it runs (kernel workspace).
-  void record(Operation *op, MemoryPhase phase, int64_t transient = 0);
-  /// A timeline point at `high` bytes (a measured peak, which may be below
-  /// the live bytes the simulator adds up).
-  void recordHigh(Operation *op, MemoryPhase phase, int64_t high);
-  /// Fills the model's peak tensors with what is live now, at `high` bytes.
-  void recordPeakTensors(int64_t high);
   bool requiresGrad(Value value) const { return gradValues.contains(value); }
   int64_t bytesOf(Value value, Operation *user);
   void markUnknown(Operation *op) {
     if (unknownSet.insert(op).second)
       model.unknownOps.push_back(op);
   }
-  int64_t saveBytes(Node &node);
   /// Saves for `node` a bit per value of `value` (a ReLU's result, a
   /// dropout's noise) instead of the tensor.
   void saveMaskOf(Value value, Node &node);
@@ -97,13 +81,7 @@ private:
 
   TrainingMemoryModel &model;
   const TrainingMemoryOptions &options;
-  std::vector<Storage> storages;
-  /// Per storage: the first value defined with it, and the first value
-  /// whose gradient it holds (null when none), which name it at the peak.
-  SmallVector<Value> valueOwners, gradOwners;
-  DenseMap<Value, Storages> storagesOf;
-  /// What each value was defined with, kept after it dies (list elements).
-  DenseMap<Value, Storages> definedStorages;
+  StorageTimeline storage;
   DenseSet<Value> gradValues, params, nonContiguous;
   /// Non-contiguous values that matmul's folding reshape copies.
   DenseSet<Value> foldCopies;
@@ -140,8 +118,6 @@ private:
   /// into before the region's own backward.
   DenseMap<Operation *, DenseMap<unsigned, unsigned>> prefetchedInputs;
   bool gradEnabled = true;
-  int64_t live = 0;
-  unsigned peakTensorsIndex = ~0u;
 };
 } // namespace mlir::memopt
 

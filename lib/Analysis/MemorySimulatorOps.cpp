@@ -126,11 +126,11 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     Storages all;
     bool grad = false, strided = false;
     for (Value operand : op.getOperands()) {
-      all.append(storagesOf.lookup(operand));
+      all.append(storage.heldBy(operand));
       grad |= requiresGrad(operand);
       strided |= nonContiguous.contains(operand);
     }
-    define(op->getResult(0), all);
+    storage.define(op->getResult(0), all);
     if (grad)
       gradValues.insert(op->getResult(0));
     if (strided)
@@ -140,16 +140,12 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
   if (rule == SimulatorRule::Append && op->getNumOperands() == 2) {
     // The list keeps the element alive until the list's last use.
     Value list = op->getOperand(0), element = op->getOperand(1);
-    Storages &held = storagesOf[list];
-    for (unsigned id : storagesOf.lookup(element)) {
-      retain(id);
-      held.push_back(id);
-    }
+    storage.holdAlso(list, storage.heldBy(element));
     if (requiresGrad(element))
       gradValues.insert(list);
     if (nonContiguous.contains(element))
       nonContiguous.insert(list);
-    define(op->getResult(0), storagesOf.lookup(list));
+    storage.define(op->getResult(0), storage.heldBy(list));
     if (requiresGrad(list))
       gradValues.insert(op->getResult(0));
     gradAlias[op->getResult(0)] = list;
@@ -158,7 +154,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
   if (rule == SimulatorRule::UncheckedCast && op->getNumOperands() == 1) {
     // Optional[Tensor] -> Tensor: the same value.
     Value from = op->getOperand(0);
-    define(op->getResult(0), storagesOf.lookup(from));
+    storage.define(op->getResult(0), storage.heldBy(from));
     if (requiresGrad(from))
       gradValues.insert(op->getResult(0));
     if (nonContiguous.contains(from))
@@ -179,15 +175,15 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
       int64_t position = indexed ? getIntArg(op, 1, -1) : int64_t(i);
       Value element = getListElementAt(list, position, op);
       Value from = element ? element : list;
-      if (element && !storagesOf.count(element)) {
+      if (element && !storage.isHeld(element)) {
         // The element died as a value; the list still holds its storages.
         Storages held;
-        for (unsigned id : definedStorages.lookup(element))
-          if (storages[id].refs > 0)
+        for (unsigned id : storage.definedWith(element))
+          if (storage.getRefs(id) > 0)
             held.push_back(id);
-        define(result, held);
+        storage.define(result, held);
       } else {
-        define(result, storagesOf.lookup(from));
+        storage.define(result, storage.heldBy(from));
       }
       if (requiresGrad(from))
         gradValues.insert(result);
@@ -213,8 +209,9 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     bool constant = rule == SimulatorRule::Constant;
     for (Value result : op->getResults())
       if (isTensorLike(result.getType()))
-        define(result, newStorage(bytesOf(result, op), constant));
-    record(op, phase);
+        storage.define(result,
+                       storage.newStorage(bytesOf(result, op), constant));
+    storage.record(op, phase);
     return;
   }
   OpMemoryEffects fx = getOpMemoryEffects(
@@ -240,14 +237,14 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
       break;
     }
   bool record_ = gradEnabled && fx.differentiable;
-  int64_t before = live;
+  int64_t before = storage.getLiveBytes();
   for (auto [result, alias] : llvm::zip(op->getResults(), fx.resultAliases)) {
     if (!isTensorLike(result.getType()))
       continue;
     if (alias)
-      define(result, storagesOf.lookup(alias));
+      storage.define(result, storage.heldBy(alias));
     else
-      define(result, newStorage(bytesOf(result, op)));
+      storage.define(result, storage.newStorage(bytesOf(result, op)));
     // Elementwise results keep the strides of their input.
     bool dense = info.layout == LayoutRule::Dense;
     bool batchFirst = isBatchFirstOutput(op, info, result);
@@ -282,8 +279,8 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
   for (int64_t bytes : fx.savedNewBytes) {
     if (bytes < 0)
       markUnknown(op);
-    unsigned id = newStorage(bytes);
-    retain(id);
+    unsigned id = storage.newStorage(bytes);
+    storage.retain(id);
     // Without grad the op still computes it (dropout's noise), then drops it.
     (record_ && !maskedNoise ? node.saved : temps).push_back(id);
   }
@@ -312,16 +309,17 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
         continue;
       }
       if (value == packedInput) {
-        unsigned id = newStorage(getSavedInputBytes(packed, value.getType()));
-        retain(id);
+        unsigned id =
+            storage.newStorage(getSavedInputBytes(packed, value.getType()));
+        storage.retain(id);
         node.saved.push_back(id);
         node.unpackBytes = bytesOf(value, op);
         continue;
       }
       bool counted = false;
-      for (unsigned id : storagesOf.lookup(value))
-        if (!storages[id].resident) {
-          retain(id);
+      for (unsigned id : storage.heldBy(value))
+        if (!storage.isResident(id)) {
+          storage.retain(id);
           node.saved.push_back(id);
           counted = true;
         }
@@ -329,24 +327,24 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
         model.savedValues[op].push_back(value);
     }
     if (phase == MemoryPhase::Forward)
-      model.savedBytes[op] = saveBytes(node);
+      model.savedBytes[op] = storage.getUniqueBytes(node.saved);
     nodes.push_back(std::move(node));
   }
   auto isContiguous = [&](Value v) { return !nonContiguous.contains(v); };
   int64_t high = getForwardHighWater(op, options);
-  record(op, phase,
-         std::max(high < 0 ? 0 : before + high - live,
-                  getContiguousCopyBytes(op, isContiguous, options)));
+  storage.record(op, phase,
+                 std::max(high < 0 ? 0 : before + high - storage.getLiveBytes(),
+                          getContiguousCopyBytes(op, isContiguous, options)));
   for (unsigned id : temps)
-    release(id);
+    storage.release(id);
 }
 
 void MemorySimulator::saveMaskOf(Value value, Node &node) {
   int64_t numel = std::max<int64_t>(getNumElements(value.getType()), 0);
   // One bit per value, as a bit-packed tensor.
-  unsigned id = newStorage(
+  unsigned id = storage.newStorage(
       ::memopt::packed::maxPayloadBytes(::memopt::packed::Kind::Bit, numel));
-  retain(id);
+  storage.retain(id);
   node.saved.push_back(id);
   // The runtime (MaskBits.h) unpacks 2^18 values at a time, a bool each,
   // and builds the gradient chunk by chunk through one more such buffer;
@@ -390,51 +388,52 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
       if (!collecting.contains(path))
         ++pendingParamGrads[path];
   for (auto [input, policy] : llvm::zip(cp.getInputs(), cp.getPolicies())) {
-    node.inputStorages.push_back(storagesOf.lookup(input));
+    node.inputStorages.push_back(storage.heldBy(input));
     if (!anyGrad)
       continue;
     if (requiresGrad(input))
       node.grads.push_back({input, true});
     if (isa<KeepPolicyAttr>(policy)) {
-      for (unsigned id : storagesOf.lookup(input))
-        if (!storages[id].resident) {
-          retain(id);
+      for (unsigned id : storage.heldBy(input))
+        if (!storage.isResident(id)) {
+          storage.retain(id);
           node.saved.push_back(id);
         }
     } else if (isa<CompressPolicyAttr>(policy)) {
-      unsigned id = newStorage(getSavedInputBytes(policy, input.getType()));
-      retain(id);
+      unsigned id =
+          storage.newStorage(getSavedInputBytes(policy, input.getType()));
+      storage.retain(id);
       node.saved.push_back(id);
     }
   }
   // The runtime's copy of the state the region writes, kept for backward.
   if (int64_t state = anyGrad ? getStateBytes(cp) : 0) {
-    node.saved.push_back(newStorage(state));
-    retain(node.saved.back());
+    node.saved.push_back(storage.newStorage(state));
+    storage.retain(node.saved.back());
   }
   // Forward of the body without grad: intermediates die at their last use.
   bool wasEnabled = gradEnabled;
   gradEnabled = false;
   for (auto [arg, input] : llvm::zip(body.getArguments(), cp.getInputs()))
-    define(arg, storagesOf.lookup(input));
+    storage.define(arg, storage.heldBy(input));
   std::vector<Node> none;
   forwardBlock(body, phase, none);
   gradEnabled = wasEnabled;
   Operation *yield = body.getTerminator();
   for (auto [result, value] :
        llvm::zip(cp->getResults(), yield->getOperands())) {
-    define(result, storagesOf.lookup(value));
+    storage.define(result, storage.heldBy(value));
     if (anyGrad && isFloatTensorLike(result.getType()))
       gradValues.insert(result);
   }
   for (Value value : yield->getOperands())
-    drop(value);
+    storage.drop(value);
   if (anyGrad) {
     if (phase == MemoryPhase::Forward)
-      model.savedBytes[cp] = saveBytes(node);
+      model.savedBytes[cp] = storage.getUniqueBytes(node.saved);
     nodes.push_back(std::move(node));
   }
-  record(cp, phase);
+  storage.record(cp, phase);
 }
 
 Value MemorySimulator::gradKey(Value value) const {
@@ -470,14 +469,14 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
     auto held = heldParamGrads.find(path);
     if (pending && held == heldParamGrads.end()) {
       heldParamGrads[path] = grad;
-      noteGradOf(value, grad);
+      storage.noteGradOf(value, grad);
       return;
     }
     if (held != heldParamGrads.end()) {
       laterParamGrads.push_back({value, grad, pending == 0});
       return;
     }
-    noteGradOf(value, grad);
+    storage.noteGradOf(value, grad);
     if (options.gradBuffers == GradBuffers::Allocated)
       allocateParamGrad(value, grad, temps);
     else
@@ -486,7 +485,7 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
   }
   auto [it, first] = gradOf.try_emplace(value, grad);
   if (first) {
-    noteGradOf(value, grad);
+    storage.noteGradOf(value, grad);
     return;
   }
   // A second gradient: autograd adds it in place when it alone holds the
@@ -496,20 +495,20 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
   temps.push_back(grad);
   unsigned old = it->second;
   int64_t bytes = std::max<int64_t>(getDeviceBytes(value.getType()), 0);
-  if (storages[old].refs == 1 && storages[old].bytes == bytes)
+  if (storage.getRefs(old) == 1 && storage.getBytes(old) == bytes)
     return;
-  unsigned sum = newStorage(bytes);
-  retain(sum);
+  unsigned sum = storage.newStorage(bytes);
+  storage.retain(sum);
   it->second = sum;
-  noteGradOf(value, sum);
-  release(old);
+  storage.noteGradOf(value, sum);
+  storage.release(old);
 }
 
 unsigned MemorySimulator::newParamGradSum(Value param) {
   unsigned sum =
-      newStorage(std::max<int64_t>(getDeviceBytes(param.getType()), 0));
-  retain(sum);
-  noteGradOf(param, sum);
+      storage.newStorage(std::max<int64_t>(getDeviceBytes(param.getType()), 0));
+  storage.retain(sum);
+  storage.noteGradOf(param, sum);
   return sum;
 }
 
@@ -524,9 +523,9 @@ void MemorySimulator::sumHeldParamGrads(Operation *op) {
     temps.push_back(held);
     held = newParamGradSum(later.param);
   }
-  recordHigh(op, MemoryPhase::Backward, live);
+  storage.recordHigh(op, MemoryPhase::Backward, storage.getLiveBytes());
   for (unsigned id : temps)
-    release(id);
+    storage.release(id);
   temps.clear();
   for (const LaterParamGrad &later : laterParamGrads) {
     if (!later.last)
@@ -541,7 +540,7 @@ void MemorySimulator::sumHeldParamGrads(Operation *op) {
   }
   laterParamGrads.clear();
   for (unsigned id : temps)
-    release(id);
+    storage.release(id);
 }
 
 void MemorySimulator::allocateParamGrad(Value param, unsigned grad,
@@ -550,9 +549,9 @@ void MemorySimulator::allocateParamGrad(Value param, unsigned grad,
   // `.grad` when nothing else holds it and it has the parameter's size,
   // else it copies it. Either way `.grad` outlives the step: never released.
   int64_t bytes = std::max<int64_t>(getDeviceBytes(param.getType()), 0);
-  if (storages[grad].refs == 1 && storages[grad].bytes == bytes)
+  if (storage.getRefs(grad) == 1 && storage.getBytes(grad) == bytes)
     return;
-  retain(newStorage(bytes));
+  storage.retain(storage.newStorage(bytes));
   temps.push_back(grad);
 }
 
@@ -560,7 +559,7 @@ void MemorySimulator::releaseGrad(Value value) {
   auto it = gradOf.find(gradKey(value));
   if (it == gradOf.end())
     return;
-  release(it->second);
+  storage.release(it->second);
   gradOf.erase(it);
 }
 
@@ -621,23 +620,24 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
     SmallVector<unsigned> temps;
     if (incoming && node.unpackBytes) {
       // Unpack the packed saved input for this backward only.
-      temps.push_back(newStorage(node.unpackBytes));
-      retain(temps.back());
+      temps.push_back(storage.newStorage(node.unpackBytes));
+      storage.retain(temps.back());
     }
-    int64_t before = live;
+    int64_t before = storage.getLiveBytes();
     if (incoming)
       for (auto [value, fresh] : node.grads) {
         int64_t blocked = -1;
         if (auto torchOp = dyn_cast<TorchOp>(node.op); torchOp && fresh)
           blocked = getBlockedGradientBytes(torchOp, value, options);
-        unsigned grad = !fresh         ? *incoming
-                        : blocked >= 0 ? newStorage(blocked)
-                                       : newStorage(bytesOf(value, node.op));
-        retain(grad);
+        unsigned grad = !fresh ? *incoming
+                        : blocked >= 0
+                            ? storage.newStorage(blocked)
+                            : storage.newStorage(bytesOf(value, node.op));
+        storage.retain(grad);
         if (int64_t unreduced =
                 fresh ? unreducedGradBytes(node.op, value) : 0) {
-          temps.push_back(newStorage(unreduced));
-          retain(temps.back());
+          temps.push_back(storage.newStorage(unreduced));
+          storage.retain(temps.back());
         }
         giveGrad(value, grad, temps);
       }
@@ -659,7 +659,7 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
               WorkspaceRule::Recurrent &&
           torchOp.getMeasuredSavesAttr())
         measuredWhole = high;
-      high = std::max(high < 0 ? 0 : before + high - live,
+      high = std::max(high < 0 ? 0 : before + high - storage.getLiveBytes(),
                       getContiguousCopyBytes(
                           torchOp,
                           [&](Value v) { return !nonContiguous.contains(v); },
@@ -669,15 +669,17 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
     // it makes the gradients: its mark (above `before`, counting them) is
     // the node's peak, not the sum of every gradient and every saved byte.
     if (measuredWhole >= 0)
-      recordHigh(node.op, MemoryPhase::Backward, before + measuredWhole);
+      storage.recordHigh(node.op, MemoryPhase::Backward,
+                         before + measuredWhole);
     else
-      record(node.op, MemoryPhase::Backward, std::max<int64_t>(high, 0));
+      storage.record(node.op, MemoryPhase::Backward,
+                     std::max<int64_t>(high, 0));
     for (unsigned id : temps)
-      release(id);
+      storage.release(id);
     for (Value output : outputs)
       releaseGrad(output);
     for (unsigned id : node.saved)
-      release(id);
+      storage.release(id);
     sumHeldParamGrads(node.op);
   }
 }
@@ -691,8 +693,8 @@ void MemorySimulator::prefetchTriggeredBy(CheckpointOp trigger,
     for (auto [k, input] : llvm::enumerate(cp.getInputs())) {
       if (!isa<OffloadPolicyAttr>(cp.getPolicies()[k]))
         continue;
-      unsigned id = newStorage(bytesOf(input, cp));
-      retain(id);
+      unsigned id = storage.newStorage(bytesOf(input, cp));
+      storage.retain(id);
       prefetchedInputs[cp][k] = id;
     }
   }
@@ -710,22 +712,22 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
   for (auto [k, input] : llvm::enumerate(cp.getInputs())) {
     BlockArgument arg = body.getArgument(k);
     if (isa<KeepPolicyAttr>(cp.getPolicies()[k])) {
-      define(arg, node.inputStorages[k]);
+      storage.define(arg, node.inputStorages[k]);
     } else if (auto it = prefetched.find(k); it != prefetched.end()) {
       restored.push_back(it->second); // retained when prefetched
-      define(arg, restored.back());
+      storage.define(arg, restored.back());
     } else {
-      restored.push_back(newStorage(bytesOf(input, cp)));
-      retain(restored.back());
-      define(arg, restored.back());
+      restored.push_back(storage.newStorage(bytesOf(input, cp)));
+      storage.retain(restored.back());
+      storage.define(arg, restored.back());
     }
     if (requiresGrad(input))
       gradValues.insert(arg);
   }
   // The recompute writes a second copy of that state, not the module's.
   if (int64_t state = getStateBytes(cp)) {
-    restored.push_back(newStorage(state));
-    retain(restored.back());
+    restored.push_back(storage.newStorage(state));
+    storage.retain(restored.back());
   }
   DenseSet<StringAttr> outerCollecting = std::move(collecting);
   auto outerCollected = std::move(collected);
@@ -739,13 +741,13 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
   SmallVector<unsigned> temps;
   for (auto [result, value] : llvm::zip(cp->getResults(), yield->getOperands()))
     if (auto it = gradOf.find(gradKey(result)); it != gradOf.end()) {
-      retain(it->second);
+      storage.retain(it->second);
       giveGrad(value, it->second, temps);
     }
   // The runtime drops the recomputed outputs before their backward: only
   // what the region's ops saved stays.
   for (Value value : yield->getOperands())
-    drop(value);
+    storage.drop(value);
   backward(inner);
   for (auto [input, arg] : llvm::zip(cp.getInputs(), body.getArguments()))
     if (auto it = gradOf.find(gradKey(arg)); it != gradOf.end()) {
@@ -756,21 +758,21 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
   auto returned = std::move(collected);
   collecting = std::move(outerCollecting);
   collected = std::move(outerCollected);
-  record(cp, MemoryPhase::Backward);
+  storage.record(cp, MemoryPhase::Backward);
   for (unsigned id : temps)
-    release(id);
+    storage.release(id);
   for (Value result : cp->getResults())
     releaseGrad(result);
   for (Value value : yield->getOperands())
     releaseGrad(value);
   for (unsigned id : llvm::concat<unsigned>(node.saved, restored))
-    release(id);
+    storage.release(id);
   // The returned parameter gradients go where autograd sends them.
   temps.clear();
   for (auto &[path, grad] : returned)
     giveGrad(grad.first, grad.second, temps);
   for (unsigned id : temps)
-    release(id);
+    storage.release(id);
   sumHeldParamGrads(cp);
 }
 

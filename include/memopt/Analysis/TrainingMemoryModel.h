@@ -160,6 +160,7 @@ public:
 
 private:
   friend class MemorySimulator;
+  friend class StorageTimeline;
   TrainingMemoryModel() = default;
   SmallVector<TimelineEntry> timeline;
   llvm::DenseMap<Operation *, int64_t> savedBytes;
