@@ -38,19 +38,86 @@ static constexpr double kCompressSecondsPerByte = 1 / 11.5e9 + 1 / 22.4e9;
 // prefetch schedule (memopt-schedule-prefetch) places each copy.
 static constexpr double kOffloadExposedFraction = 0.5;
 
-FailureOr<MemoryPlanSummary>
-mlir::memopt::planFunctionMemory(func::FuncOp func,
-                                 const PlanningOptions &options) {
-  if (failed(stampBaseline(func, options.budget)))
-    return failure();
-  TrainingMemoryModel memory(func);
-  MemoryPlanSummary summary;
-  summary.baselinePeakBytes = getStampedBaselineBytes(func);
-  std::optional<int64_t> budget = getStampedBudgetBytes(func);
-  if (budget)
-    summary.budgetBytes = *budget;
-  Preference preference = options.prefer;
+namespace {
+/// A chain plan the training-memory model has judged on the function.
+struct Candidate {
+  unsigned chain;
+  ChainPlan plan;
+  int64_t peak;
+  int64_t outsideRegionsPeak;
+};
 
+/// The search for one function's plan: its chains (one per cut selection,
+/// and each again without region state copies), the candidates their
+/// budget sweeps give, judged by the training-memory model, and the choice
+/// among them for a budget or a preference.
+class PlanSearch {
+public:
+  PlanSearch(func::FuncOp func, const PlanningOptions &options)
+      : func(func), options(options) {}
+
+  /// Builds the chains; returns the modelled step seconds.
+  FailureOr<double> buildChains(TrainingMemoryModel &memory);
+  /// Sweeps every chain's budgets and keeps each plan the outliner accepts
+  /// with its modelled peak. Fails (with the first refusal) when none is
+  /// left.
+  LogicalResult collectCandidates(int64_t baselinePeakBytes);
+
+  const Candidate &getLeastPeakCandidate() const;
+  /// Least cost within `budget`, else null.
+  const Candidate *chooseWithinBudget(int64_t budget) const;
+  /// Least peak within the preference's time allowance; `nestedWon` says
+  /// whether the choice was made for its peak with regions nested in
+  /// recomputes.
+  const Candidate *chooseForPreference(Preference preference,
+                                       double stepSeconds, bool &nestedWon);
+  /// The chosen candidate's plan with regions aligned to whole modules and
+  /// idle ones dropped (a plan chosen for its nested peak stays as it is:
+  /// these steps judge flat peaks).
+  ChainPlan finish(const Candidate &best, bool nestedWon);
+
+  const FunctionChain &getChain(const Candidate &c) const {
+    return *chains[c.chain];
+  }
+  PlanApplier &getApplier(const Candidate &c) { return *appliers[c.chain]; }
+  const ChainPlannerOptions &getPlannerOptions() const {
+    return plannerOptions;
+  }
+  /// The recompute seconds the preference allows (set by
+  /// chooseForPreference).
+  double getAllowedSeconds() const { return allowed; }
+
+private:
+  void consider(unsigned chain, const ChainPlan &plan);
+  /// The peak after nesting regions within `c`'s recomputes, within the
+  /// preference's allowance (on a scratch copy).
+  std::optional<int64_t> nestedPeak(const Candidate &c);
+  /// Replaces `best` by the candidate whose nested peak is least, among the
+  /// few whose peak outside regions is below best's nested peak; true when
+  /// another one won.
+  bool chooseWithNesting(const Candidate *&best);
+  /// A plan's modelled peak, without the outliner's refusals as diagnostics.
+  FailureOr<int64_t> predictQuietly(PlanApplier &applier,
+                                    const ChainPlan &plan);
+  /// The least-peak candidate below `best`'s peak whose plan, with idle
+  /// regions dropped, costs no more than the allowance (at most kTries
+  /// tried, least peak first); kept in `refined`.
+  const Candidate *refineOverAllowance(const Candidate *best);
+
+  static constexpr unsigned kTries = 3;
+  func::FuncOp func;
+  const PlanningOptions &options;
+  std::vector<std::unique_ptr<FunctionChain>> chains;
+  std::vector<std::unique_ptr<PlanApplier>> appliers;
+  ChainPlannerOptions plannerOptions;
+  std::vector<Candidate> candidates;
+  std::string firstRefusal;
+  std::optional<Candidate> refined;
+  double allowed = 0;
+};
+} // namespace
+
+FailureOr<double> PlanSearch::buildChains(TrainingMemoryModel &memory) {
   CostModel cost(func);
   BinaryValueAnalysis binary(func, options.assumeBinary);
   FunctionChainOptions chainOptions;
@@ -60,7 +127,6 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   // differs (cheap crossings for a spiking network's block boundaries,
   // balanced segments for a MobileNetV2's full-resolution stem), so both
   // chains are searched and their plans judged alike.
-  std::vector<std::unique_ptr<FunctionChain>> chains;
   for (CutSelection selection :
        {CutSelection::CheapestCrossing, CutSelection::BalancedSaved}) {
     chainOptions.cutSelection = selection;
@@ -72,7 +138,6 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
     if (!chains.back()->coarsened)
       break;
   }
-  summary.stepSeconds = chains.front()->stepSeconds;
   // The chain model is coarse (retained bytes compared at 1/256 of the peak,
   // below): the few hundred bytes of running statistics a region copies can
   // tip its budget sweep to other plans, 25 % worse on ResNet-18 (PyTorch
@@ -87,8 +152,10 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
         segment.writtenStateBytes = 0;
       chains.push_back(std::move(stateless));
     }
+  return chains.front()->stepSeconds;
+}
 
-  ChainPlannerOptions plannerOptions;
+LogicalResult PlanSearch::collectCandidates(int64_t baselinePeakBytes) {
   plannerOptions.allowCompress = true;
   plannerOptions.allowOffload = options.allowsOffload();
   plannerOptions.compressSecondsPerByte = kCompressSecondsPerByte;
@@ -99,187 +166,240 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   // bounds the search on long chains (each plan is then checked against
   // the training-memory model anyway).
   plannerOptions.retainedResolutionBytes =
-      std::max<int64_t>(1, summary.baselinePeakBytes / 256);
+      std::max<int64_t>(1, baselinePeakBytes / 256);
 
   // The chain model approximates the training-memory model. Rather than
   // trusting its peaks, sweep chain budgets from "nothing recomputed" down to
   // its least-peak plan, and judge each optimal chain plan by the modelled
   // peak of the function it produces.
-  std::vector<std::unique_ptr<PlanApplier>> appliers;
   for (const auto &chain : chains)
     appliers.push_back(std::make_unique<PlanApplier>(
         func.getBody().front(), *chain, options, PlanApplier::functionBody));
-  struct Candidate {
-    unsigned chain;
-    ChainPlan plan;
-    int64_t peak;
-    int64_t outsideRegionsPeak;
-  };
-  std::vector<Candidate> candidates;
-  std::string firstRefusal;
-  auto consider = [&](unsigned chain, const ChainPlan &plan) {
-    for (const Candidate &known : candidates)
-      if (known.chain == chain &&
-          known.plan.groups.size() == plan.groups.size() &&
-          std::equal(known.plan.groups.begin(), known.plan.groups.end(),
-                     plan.groups.begin(),
-                     [](const ChainGroup &a, const ChainGroup &b) {
-                       return a.begin == b.begin && a.end == b.end &&
-                              a.checkpointed == b.checkpointed &&
-                              a.policy == b.policy;
-                     }))
-        return;
-    // A plan the outliner refuses is no candidate (the chain model does not
-    // know every rule of regions); its message is kept in case none is left.
-    FailureOr<PlanApplier::Peaks> peak;
-    {
-      ScopedDiagnosticHandler keep(func.getContext(), [&](Diagnostic &d) {
-        if (firstRefusal.empty())
-          firstRefusal = d.str();
-        return success();
-      });
-      peak = appliers[chain]->predictPeaks(func, plan);
-    }
-    if (succeeded(peak))
-      candidates.push_back({chain, plan, peak->step, peak->outsideRegions});
-  };
   for (unsigned c = 0; c < chains.size(); ++c)
     for (const ChainPlan &plan : sweepChainBudgets(
              func.getContext(), chains[c]->segments, plannerOptions))
       consider(c, plan);
-
   if (candidates.empty())
     return func.emitError("no plan could be outlined: ") << firstRefusal;
-  const Candidate *leastPeakCandidate = nullptr;
-  for (const Candidate &c : candidates)
-    if (!leastPeakCandidate || c.peak < leastPeakCandidate->peak ||
-        (c.peak == leastPeakCandidate->peak &&
-         c.plan.cost < leastPeakCandidate->plan.cost))
-      leastPeakCandidate = &c;
-  summary.minReachablePeakBytes =
-      std::min(leastPeakCandidate->peak, summary.baselinePeakBytes);
+  return success();
+}
 
-  // Best candidate: least cost within the budget, or least peak within the
-  // preference's time allowance.
-  const Candidate *best = nullptr;
-  double allowed = getTimeBudgetFraction(preference) * summary.stepSeconds;
-  bool alternative = false;
-  // The peak after nesting regions within `c`'s recomputes, within the
-  // preference's allowance (on a scratch copy).
-  auto nestedPeak = [&](const Candidate &c) -> std::optional<int64_t> {
-    OwningOpRef<func::FuncOp> copy(func.clone());
-    inheritModelStamps(func, *copy);
-    ScopedDiagnosticHandler quiet(func.getContext(),
-                                  [](Diagnostic &) { return success(); });
-    if (failed(appliers[c.chain]->apply(*copy, c.plan)))
-      return std::nullopt;
-    NestingLimits limits;
-    limits.extraSeconds = allowed - c.plan.cost;
-    FailureOr<NestingResult> nested =
-        nestRegionsAtPeak(*copy, options, plannerOptions, limits);
-    if (failed(nested))
-      return std::nullopt;
-    return nested->peakBytes;
-  };
-  // Replaces `best` by the candidate whose nested peak is least, among the
-  // few whose peak outside regions is below best's nested peak; true when
-  // another one won.
-  auto chooseWithNesting = [&](const Candidate *&best) {
-    constexpr unsigned kTries = 3;
-    int64_t bar = nestedPeak(*best).value_or(best->peak);
-    std::vector<const Candidate *> others;
-    for (const Candidate &c : candidates)
-      if (&c != best && c.plan.cost <= allowed && c.outsideRegionsPeak < bar)
-        others.push_back(&c);
-    llvm::sort(others, [](const Candidate *a, const Candidate *b) {
-      return a->outsideRegionsPeak < b->outsideRegionsPeak;
+void PlanSearch::consider(unsigned chain, const ChainPlan &plan) {
+  for (const Candidate &known : candidates)
+    if (known.chain == chain &&
+        known.plan.groups.size() == plan.groups.size() &&
+        std::equal(known.plan.groups.begin(), known.plan.groups.end(),
+                   plan.groups.begin(),
+                   [](const ChainGroup &a, const ChainGroup &b) {
+                     return a.begin == b.begin && a.end == b.end &&
+                            a.checkpointed == b.checkpointed &&
+                            a.policy == b.policy;
+                   }))
+      return;
+  // A plan the outliner refuses is no candidate (the chain model does not
+  // know every rule of regions); its message is kept in case none is left.
+  FailureOr<PlanApplier::Peaks> peak;
+  {
+    ScopedDiagnosticHandler keep(func.getContext(), [&](Diagnostic &d) {
+      if (firstRefusal.empty())
+        firstRefusal = d.str();
+      return success();
     });
-    bool replaced = false;
-    for (const Candidate *c : llvm::ArrayRef(others).take_front(kTries))
-      if (std::optional<int64_t> peak = nestedPeak(*c); peak && *peak < bar) {
-        bar = *peak;
-        best = c;
-        replaced = true;
-      }
-    return replaced;
-  };
-  // A plan's modelled peak, without the outliner's refusals as diagnostics.
-  auto predictQuietly = [&](PlanApplier &applier,
-                            const ChainPlan &plan) -> FailureOr<int64_t> {
-    ScopedDiagnosticHandler quiet(func.getContext(),
-                                  [](Diagnostic &) { return success(); });
-    return applier.predict(func, plan);
-  };
-  // The least-peak candidate below `best`'s peak whose plan, with idle
-  // regions dropped, costs no more than the allowance (at most kTries tried,
-  // least peak first); kept in `refined`.
-  std::optional<Candidate> refined;
-  auto refineOverAllowance = [&](const Candidate *best) -> const Candidate * {
-    constexpr unsigned kTries = 3;
-    std::vector<const Candidate *> lower;
-    for (const Candidate &c : candidates)
-      if (c.peak < best->peak && c.plan.cost > allowed)
-        lower.push_back(&c);
-    llvm::sort(lower, [](const Candidate *a, const Candidate *b) {
-      return a->peak < b->peak ||
-             (a->peak == b->peak && a->plan.cost < b->plan.cost);
-    });
-    for (const Candidate *c : llvm::ArrayRef(lower).take_front(kTries)) {
-      ChainPlan plan = dropIdleRegions(
-          c->plan, chains[c->chain]->segments, plannerOptions, c->peak,
-          [&](const ChainPlan &p) {
-            return predictQuietly(*appliers[c->chain], p);
-          });
-      if (plan.cost <= allowed) {
-        refined = Candidate{c->chain, plan, c->peak, c->outsideRegionsPeak};
-        return &*refined;
-      }
-    }
-    return nullptr;
-  };
-  if (budget) {
-    for (const Candidate &c : candidates)
-      if (c.peak <= *budget &&
-          (!best || c.plan.cost < best->plan.cost ||
-           (c.plan.cost == best->plan.cost && c.peak < best->peak)))
-        best = &c;
-    // Else the least-peak plan, with regions nested in recomputes that may
-    // still bring it within the budget (checked below).
-    summary.feasible = best != nullptr;
-    if (!best)
-      best = leastPeakCandidate;
-  } else {
-    for (const Candidate &c : candidates)
-      if (c.plan.cost <= allowed &&
-          (!best || c.peak < best->peak ||
-           (c.peak == best->peak && c.plan.cost < best->plan.cost)))
-        best = &c;
-    if (!best) // only when forced regions alone exceed the allowance
-      best = leastPeakCandidate;
-    // A plan over the allowance may come within it once its idle regions
-    // are dropped (what a budget's plan gets below): the sweep's chain plans
-    // recompute more than their modelled peak needs.
-    if (const Candidate *lower = refineOverAllowance(best))
-      best = lower;
-    // Regions nested in a recompute lower it; then a plan keeping less
-    // outside its regions (the end of forward) may have the least peak.
-    alternative = chooseWithNesting(best);
+    peak = appliers[chain]->predictPeaks(func, plan);
   }
-  const FunctionChain &chain = *chains[best->chain];
-  PlanApplier &applier = *appliers[best->chain];
+  if (succeeded(peak))
+    candidates.push_back({chain, plan, peak->step, peak->outsideRegions});
+}
+
+const Candidate &PlanSearch::getLeastPeakCandidate() const {
+  const Candidate *least = nullptr;
+  for (const Candidate &c : candidates)
+    if (!least || c.peak < least->peak ||
+        (c.peak == least->peak && c.plan.cost < least->plan.cost))
+      least = &c;
+  return *least;
+}
+
+const Candidate *PlanSearch::chooseWithinBudget(int64_t budget) const {
+  const Candidate *best = nullptr;
+  for (const Candidate &c : candidates)
+    if (c.peak <= budget &&
+        (!best || c.plan.cost < best->plan.cost ||
+         (c.plan.cost == best->plan.cost && c.peak < best->peak)))
+      best = &c;
+  return best;
+}
+
+const Candidate *PlanSearch::chooseForPreference(Preference preference,
+                                                 double stepSeconds,
+                                                 bool &nestedWon) {
+  allowed = getTimeBudgetFraction(preference) * stepSeconds;
+  const Candidate *best = nullptr;
+  for (const Candidate &c : candidates)
+    if (c.plan.cost <= allowed &&
+        (!best || c.peak < best->peak ||
+         (c.peak == best->peak && c.plan.cost < best->plan.cost)))
+      best = &c;
+  if (!best) // only when forced regions alone exceed the allowance
+    best = &getLeastPeakCandidate();
+  // A plan over the allowance may come within it once its idle regions
+  // are dropped (what a budget's plan gets below): the sweep's chain plans
+  // recompute more than their modelled peak needs.
+  if (const Candidate *lower = refineOverAllowance(best))
+    best = lower;
+  // Regions nested in a recompute lower it; then a plan keeping less
+  // outside its regions (the end of forward) may have the least peak.
+  nestedWon = chooseWithNesting(best);
+  return best;
+}
+
+std::optional<int64_t> PlanSearch::nestedPeak(const Candidate &c) {
+  OwningOpRef<func::FuncOp> copy(func.clone());
+  inheritModelStamps(func, *copy);
+  ScopedDiagnosticHandler quiet(func.getContext(),
+                                [](Diagnostic &) { return success(); });
+  if (failed(appliers[c.chain]->apply(*copy, c.plan)))
+    return std::nullopt;
+  NestingLimits limits;
+  limits.extraSeconds = allowed - c.plan.cost;
+  FailureOr<NestingResult> nested =
+      nestRegionsAtPeak(*copy, options, plannerOptions, limits);
+  if (failed(nested))
+    return std::nullopt;
+  return nested->peakBytes;
+}
+
+bool PlanSearch::chooseWithNesting(const Candidate *&best) {
+  int64_t bar = nestedPeak(*best).value_or(best->peak);
+  std::vector<const Candidate *> others;
+  for (const Candidate &c : candidates)
+    if (&c != best && c.plan.cost <= allowed && c.outsideRegionsPeak < bar)
+      others.push_back(&c);
+  llvm::sort(others, [](const Candidate *a, const Candidate *b) {
+    return a->outsideRegionsPeak < b->outsideRegionsPeak;
+  });
+  bool replaced = false;
+  for (const Candidate *c : llvm::ArrayRef(others).take_front(kTries))
+    if (std::optional<int64_t> peak = nestedPeak(*c); peak && *peak < bar) {
+      bar = *peak;
+      best = c;
+      replaced = true;
+    }
+  return replaced;
+}
+
+FailureOr<int64_t> PlanSearch::predictQuietly(PlanApplier &applier,
+                                              const ChainPlan &plan) {
+  ScopedDiagnosticHandler quiet(func.getContext(),
+                                [](Diagnostic &) { return success(); });
+  return applier.predict(func, plan);
+}
+
+const Candidate *PlanSearch::refineOverAllowance(const Candidate *best) {
+  std::vector<const Candidate *> lower;
+  for (const Candidate &c : candidates)
+    if (c.peak < best->peak && c.plan.cost > allowed)
+      lower.push_back(&c);
+  llvm::sort(lower, [](const Candidate *a, const Candidate *b) {
+    return a->peak < b->peak ||
+           (a->peak == b->peak && a->plan.cost < b->plan.cost);
+  });
+  for (const Candidate *c : llvm::ArrayRef(lower).take_front(kTries)) {
+    ChainPlan plan =
+        dropIdleRegions(c->plan, chains[c->chain]->segments, plannerOptions,
+                        c->peak, [&](const ChainPlan &p) {
+                          return predictQuietly(*appliers[c->chain], p);
+                        });
+    if (plan.cost <= allowed) {
+      refined = Candidate{c->chain, plan, c->peak, c->outsideRegionsPeak};
+      return &*refined;
+    }
+  }
+  return nullptr;
+}
+
+ChainPlan PlanSearch::finish(const Candidate &best, bool nestedWon) {
+  if (nestedWon)
+    return best.plan;
+  const FunctionChain &chain = *chains[best.chain];
+  PlanApplier &applier = *appliers[best.chain];
   auto predictChosen = [&](const ChainPlan &plan) {
     return predictQuietly(applier, plan);
   };
   // Whole modules where that costs nothing, so that reports can name them.
-  // (Not for a plan chosen for its nested peak: these judge flat peaks.)
-  ChainPlan chosen = alternative ? best->plan : alignRegionsToModules(
-      best->plan, chain.segments, ModuleSplitCounter(chain), plannerOptions,
-      AlignmentLimits{best->peak, best->plan.cost}, predictChosen);
-  if (!alternative)
-    chosen = dropIdleRegions(chosen, chain.segments, plannerOptions,
-                             best->peak, predictChosen);
+  ChainPlan chosen = alignRegionsToModules(
+      best.plan, chain.segments, ModuleSplitCounter(chain), plannerOptions,
+      AlignmentLimits{best.peak, best.plan.cost}, predictChosen);
+  return dropIdleRegions(chosen, chain.segments, plannerOptions, best.peak,
+                         predictChosen);
+}
 
-  if (failed(applier.apply(func, chosen)))
+/// Records `summary` as the function's #memopt.plan.
+static void writePlanSummary(func::FuncOp func,
+                             const MemoryPlanSummary &summary, bool budgeted,
+                             Preference preference, size_t segments) {
+  PlanGoal goal = PlanGoal::budget;
+  if (!budgeted)
+    switch (preference) {
+    case Preference::Speed:
+      goal = PlanGoal::speed;
+      break;
+    case Preference::Balanced:
+      goal = PlanGoal::balanced;
+      break;
+    case Preference::Memory:
+      goal = PlanGoal::memory;
+      break;
+    }
+  func->setAttr(
+      kPlanAttrName,
+      PlanSummaryAttr::get(func.getContext(), summary.baselinePeakBytes,
+                           summary.plannedPeakBytes, summary.budgetBytes,
+                           summary.feasible, summary.minReachablePeakBytes,
+                           APFloat(summary.recomputeSeconds),
+                           APFloat(summary.stepSeconds), goal, segments));
+}
+
+FailureOr<MemoryPlanSummary>
+mlir::memopt::planFunctionMemory(func::FuncOp func,
+                                 const PlanningOptions &options) {
+  if (failed(stampBaseline(func, options.budget)))
+    return failure();
+  TrainingMemoryModel memory(func);
+  MemoryPlanSummary summary;
+  summary.baselinePeakBytes = getStampedBaselineBytes(func);
+  std::optional<int64_t> budget = getStampedBudgetBytes(func);
+  if (budget)
+    summary.budgetBytes = *budget;
+
+  PlanSearch search(func, options);
+  FailureOr<double> stepSeconds = search.buildChains(memory);
+  if (failed(stepSeconds))
+    return failure();
+  summary.stepSeconds = *stepSeconds;
+  if (failed(search.collectCandidates(summary.baselinePeakBytes)))
+    return failure();
+  const Candidate &leastPeak = search.getLeastPeakCandidate();
+  summary.minReachablePeakBytes =
+      std::min(leastPeak.peak, summary.baselinePeakBytes);
+
+  // Best candidate: least cost within the budget, or least peak within the
+  // preference's time allowance.
+  const Candidate *best = nullptr;
+  bool nestedWon = false;
+  if (budget) {
+    best = search.chooseWithinBudget(*budget);
+    // Else the least-peak plan, with regions nested in recomputes that may
+    // still bring it within the budget (checked below).
+    summary.feasible = best != nullptr;
+    if (!best)
+      best = &leastPeak;
+  } else {
+    best = search.chooseForPreference(options.prefer, summary.stepSeconds,
+                                      nestedWon);
+  }
+  ChainPlan chosen = search.finish(*best, nestedWon);
+  if (failed(search.getApplier(*best).apply(func, chosen)))
     return failure();
   summary.recomputeSeconds = chosen.cost;
   for (const ChainGroup &group : chosen.groups)
@@ -290,10 +410,11 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   std::optional<int64_t> plannedPeak;
   if (!budget || !summary.feasible) {
     NestingLimits limits;
-    limits.extraSeconds = budget ? INFINITY : allowed - chosen.cost;
+    limits.extraSeconds =
+        budget ? INFINITY : search.getAllowedSeconds() - chosen.cost;
     limits.targetPeakBytes = budget ? *budget : 0;
     FailureOr<NestingResult> nested =
-        nestRegionsAtPeak(func, options, plannerOptions, limits);
+        nestRegionsAtPeak(func, options, search.getPlannerOptions(), limits);
     if (failed(nested))
       return failure();
     summary.recomputeSeconds += nested->addedSeconds;
@@ -325,25 +446,7 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
                     : summary.plannedPeakBytes))
     summary.plannedPeakBytes = *peak;
 
-  PlanGoal goal = PlanGoal::budget;
-  if (!budget)
-    switch (preference) {
-    case Preference::Speed:
-      goal = PlanGoal::speed;
-      break;
-    case Preference::Balanced:
-      goal = PlanGoal::balanced;
-      break;
-    case Preference::Memory:
-      goal = PlanGoal::memory;
-      break;
-    }
-  func->setAttr(kPlanAttrName,
-                PlanSummaryAttr::get(
-                    func.getContext(), summary.baselinePeakBytes,
-                    summary.plannedPeakBytes, summary.budgetBytes,
-                    summary.feasible, summary.minReachablePeakBytes,
-                    APFloat(summary.recomputeSeconds),
-                    APFloat(summary.stepSeconds), goal, chain.segments.size()));
+  writePlanSummary(func, summary, budget.has_value(), options.prefer,
+                   search.getChain(*best).segments.size());
   return summary;
 }
