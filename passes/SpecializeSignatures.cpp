@@ -2,10 +2,10 @@
 //
 // The importer gives each recorded input signature its own function,
 // `@forward_s<i>` with `memopt.signature = #memopt.signature<index = i,
-// count = N>`; the planner optimizes each for its exact shapes. This pass adds
-// the entry
-// `@forward`: one `memopt.dispatch` that calls the function whose signature
-// the inputs match exactly (most frequent first), and otherwise
+// count = N>`; the planner optimizes each for its exact shapes. This pass
+// adds the entry `@forward`: one `memopt.dispatch` that calls the function
+// whose signature the inputs match exactly (most frequent first), and
+// otherwise
 //   - generic:  `@forward_generic`, a copy of the signature function with the
 //               largest inputs whose tensor types are made dynamic. Valid
 //               because nothing in the exported code depends on shapes at

@@ -69,7 +69,7 @@ PlanSummaryAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " is below -1 (no budget)";
   if (recomputeSeconds.isNegative() || stepSeconds.isNegative() ||
       !recomputeSeconds.isFinite() || !stepSeconds.isFinite())
-    return emitError() << "plan seconds must not be negative";
+    return emitError() << "plan seconds must be finite and not negative";
   return success();
 }
 
@@ -85,7 +85,7 @@ LogicalResult PrefetchScheduleAttr::verify(
                           "<= offloaded_regions and the peak be >= 0";
   if (stallSeconds.isNegative() || transferSeconds.isNegative() ||
       !stallSeconds.isFinite() || !transferSeconds.isFinite())
-    return emitError() << "prefetch seconds must not be negative";
+    return emitError() << "prefetch seconds must be finite and not negative";
   return success();
 }
 

@@ -63,7 +63,8 @@ public:
   /// left.
   LogicalResult collectCandidates(int64_t baselinePeakBytes);
 
-  const Candidate &getLeastPeakCandidate() const;
+  /// The candidate of least peak (then least cost).
+  const Candidate &getLeastPeakCandidate() const { return *leastPeak; }
   /// Least cost within `budget`, else null.
   const Candidate *chooseWithinBudget(int64_t budget) const;
   /// Least peak within the preference's time allowance; `nestedWon` says
@@ -112,6 +113,7 @@ private:
   ChainPlannerOptions plannerOptions;
   std::vector<Candidate> candidates;
   std::string firstRefusal;
+  const Candidate *leastPeak = nullptr;
   std::optional<Candidate> refined;
   double allowed = 0;
 };
@@ -181,6 +183,10 @@ LogicalResult PlanSearch::collectCandidates(int64_t baselinePeakBytes) {
       consider(c, plan);
   if (candidates.empty())
     return func.emitError("no plan could be outlined: ") << firstRefusal;
+  for (const Candidate &c : candidates)
+    if (!leastPeak || c.peak < leastPeak->peak ||
+        (c.peak == leastPeak->peak && c.plan.cost < leastPeak->plan.cost))
+      leastPeak = &c;
   return success();
 }
 
@@ -209,15 +215,6 @@ void PlanSearch::consider(unsigned chain, const ChainPlan &plan) {
   }
   if (succeeded(peak))
     candidates.push_back({chain, plan, peak->step, peak->outsideRegions});
-}
-
-const Candidate &PlanSearch::getLeastPeakCandidate() const {
-  const Candidate *least = nullptr;
-  for (const Candidate &c : candidates)
-    if (!least || c.peak < least->peak ||
-        (c.peak == least->peak && c.plan.cost < least->plan.cost))
-      least = &c;
-  return *least;
 }
 
 const Candidate *PlanSearch::chooseWithinBudget(int64_t budget) const {

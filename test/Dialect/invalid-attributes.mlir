@@ -38,7 +38,7 @@ func.func @budget_below_none() attributes {memopt.plan = #memopt.plan<baseline_p
 
 // -----
 
-// expected-error @+1 {{plan seconds must not be negative}}
+// expected-error @+1 {{plan seconds must be finite and not negative}}
 func.func @negative_seconds() attributes {memopt.plan = #memopt.plan<baseline_peak_bytes = 5, planned_peak_bytes = 1, budget_bytes = -1, feasible = true, min_reachable_peak_bytes = 1, recompute_seconds = -1.0, step_seconds = 0.0, preference = balanced, segments = 1>} {
   return
 }

@@ -20,7 +20,8 @@ namespace mlir::memopt {
 /// Module: absolute path of the source .pt (the exporter copies its state).
 inline constexpr llvm::StringLiteral kSourceAttrName =
     MemoptDialect::SourceAttrHelper::getNameStr();
-/// Function: {count = N, index = i}, one specialization of N signatures.
+/// Function: #memopt.signature<index = i, count = N> (SignatureAttr), the
+/// function made for the i-th of several input signatures.
 inline constexpr llvm::StringLiteral kSignatureAttrName =
     MemoptDialect::SignatureAttrHelper::getNameStr();
 /// Function: the byte budget given for its signature ("1.5GiB", "40%").
