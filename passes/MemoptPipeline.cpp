@@ -90,7 +90,8 @@ buildMemoptPipeline(OpPassManager &pm, const PlanningOptions &options,
     funcPm.addPass(createPackRegionInputs({options.assumeBinary}));
   // Offload is planned only for CUDA; schedule when its inputs come back.
   if (options.allowsOffload())
-    funcPm.addPass(createSchedulePrefetch({options.offloadBandwidthGBps}));
+    funcPm.addPass(createSchedulePrefetch(
+        {options.offloadBandwidthGBps, options.offloadBandwidthGBps}));
   return success();
 }
 } // namespace

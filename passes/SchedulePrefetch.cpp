@@ -1,22 +1,27 @@
 //===- SchedulePrefetch.cpp - memopt-schedule-prefetch --------------------===//
 //
-// Picks, for every checkpoint region with offloaded inputs, the region whose
-// backward starts the copy back to the device: late enough not to hold the
-// bytes longer than needed, early enough to hide the transfer behind the
-// backward in between, and never raising the predicted peak.
+// Schedules the side stream's copies of offloaded region inputs: how long
+// each input's device copy stays alive while it goes to the host in
+// forward, and, per region, the region whose backward starts the copy back
+// to the device: late enough not to hold the bytes longer than needed,
+// early enough to hide the transfer behind the backward in between, and
+// never raising the predicted peak.
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Analysis/CostModel.h"
-#include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Planning/OffloadSchedule.h"
 #include "memopt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 namespace mlir::memopt {
 #define GEN_PASS_DEF_SCHEDULEPREFETCH
@@ -27,40 +32,25 @@ using namespace mlir;
 using namespace mlir::memopt;
 
 namespace {
-/// Backward time of one top-level op; a region's includes its recompute.
-double getBackwardTime(Operation *op, const CostModel &cost) {
-  auto cp = dyn_cast<CheckpointOp>(op);
-  if (!cp)
-    return isa<TorchOp>(op) ? cost.getBackwardSeconds(op) : 0.0;
-  double seconds = 0;
-  for (Operation &inner : cp.getBodyBlock().without_terminator())
-    if (isa<TorchOp>(inner))
-      seconds += cost.getCost(&inner).seconds + cost.getBackwardSeconds(&inner);
-  return seconds;
-}
-
-struct Region {
-  CheckpointOp op;
-  double endTime; // backward seconds of the top-level ops up to and
-                  // including this region, from the function's start
-  bool nameable;  // its label is unique in the function
-  int64_t offloadedBytes = 0;
-  double transfer = 0;
-  unsigned trigger; // index into the region list; itself when not early
-};
-
 /// Sets every offloading region's `prefetch_at` (none: its own backward).
-void writeTriggers(ArrayRef<Region> regions) {
+void writeTriggers(const PrefetchTimeline &timeline,
+                   ArrayRef<unsigned> triggers) {
+  ArrayRef<CheckpointOp> regions = timeline.getRegions();
   for (unsigned i = 0; i < regions.size(); ++i) {
-    const Region &r = regions[i];
-    if (r.offloadedBytes == 0)
+    if (timeline.getOffloadedBytes(i) == 0)
       continue;
-    CheckpointOp op = r.op;
-    if (r.trigger == i)
+    CheckpointOp op = regions[i];
+    if (triggers[i] == i)
       op.removePrefetchAtAttr();
     else
-      op.setPrefetchAt(CheckpointOp(regions[r.trigger].op).getLabel());
+      op.setPrefetchAt(CheckpointOp(regions[triggers[i]]).getLabel());
   }
+}
+
+std::string formatGBps(double gbps) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", gbps);
+  return text;
 }
 
 struct SchedulePrefetchPass
@@ -75,101 +65,93 @@ void SchedulePrefetchPass::runOnOperation() {
   func::FuncOp func = getOperation();
   if (func.isExternal() || func->hasAttr(kPassthroughAttrName))
     return markAllAnalysesPreserved();
-  if (!(bandwidth > 0)) {
-    std::string given;
-    llvm::raw_string_ostream(given) << llvm::format("%g", double(bandwidth));
-    func.emitError("memopt-schedule-prefetch: bandwidth must be positive, got ")
-        << given << " GB/s";
-    return signalPassFailure();
-  }
+  for (auto [name, gbps] :
+       {std::pair<StringRef, double>{"bandwidth", bandwidth},
+        {"d2h-bandwidth", d2hBandwidth}})
+    if (!(gbps > 0) || !std::isfinite(gbps)) {
+      func.emitError("memopt-schedule-prefetch: ")
+          << name << " must be positive, got " << formatGBps(gbps) << " GB/s";
+      return signalPassFailure();
+    }
   Block &body = func.getBody().front();
   const CostModel cost;
-  llvm::StringMap<unsigned> labelCount;
-  for (auto cp : body.getOps<CheckpointOp>())
-    ++labelCount[cp.getLabel()];
-
-  SmallVector<Region> regions;
-  double elapsed = 0;
-  for (Operation &op : body) {
-    elapsed += getBackwardTime(&op, cost);
-    auto cp = dyn_cast<CheckpointOp>(op);
-    if (!cp)
-      continue;
-    Region r{cp, elapsed, labelCount[cp.getLabel()] == 1};
-    for (auto [input, policy] : llvm::zip(cp.getInputs(), cp.getPolicies()))
-      if (isa<OffloadPolicyAttr>(policy))
-        r.offloadedBytes += getDeviceBytes(input.getType());
-    r.transfer =
-        r.offloadedBytes
-            ? CostModel::getTransferSeconds(r.offloadedBytes, bandwidth * 1e9)
-            : 0;
-    r.trigger = regions.size();
-    regions.push_back(r);
-  }
-  // The window of trigger j for region i: the backward from j's start to
-  // i's start, i.e. of the top-level ops after i up to and including j.
-  auto window = [&](unsigned i, unsigned j) {
-    return regions[j].endTime - regions[i].endTime;
-  };
-  unsigned offloading = llvm::count_if(
-      regions, [](const Region &r) { return r.offloadedBytes > 0; });
-  if (offloading == 0) {
+  const OffloadLink link{d2hBandwidth * 1e9, bandwidth * 1e9};
+  ForwardCopies forward = annotateOffloadHolds(func, link, cost);
+  if (forward.offloadingRegions == 0) {
     func->removeAttr(kPrefetchScheduleAttrName);
     return;
   }
+  PrefetchTimeline timeline(func, link, cost, forward.busyAfterForward);
+  ArrayRef<CheckpointOp> regions = timeline.getRegions();
+  llvm::StringMap<unsigned> labelCount;
+  for (auto cp : body.getOps<CheckpointOp>())
+    ++labelCount[cp.getLabel()];
+  auto nameable = [&](unsigned j) {
+    return labelCount[CheckpointOp(regions[j]).getLabel()] == 1;
+  };
+
+  SmallVector<unsigned> triggers;
+  for (unsigned i = 0; i < regions.size(); ++i)
+    triggers.push_back(i);
   // Early prefetches hold their bytes from the trigger on: never let that
-  // raise the peak above prefetching each region at its own backward (every
-  // trigger is still its own region here).
+  // raise the peak above prefetching each region at its own backward.
   auto predict = [&] { return TrainingMemoryModel(func).predictPeak(); };
-  writeTriggers(regions);
+  writeTriggers(timeline, triggers);
   const int64_t lateOnly = predict();
 
-  for (unsigned i = 0; i < regions.size(); ++i) {
-    Region &r = regions[i];
-    if (r.offloadedBytes == 0)
+  // In the order backward needs them: the nearest trigger of least stall,
+  // with the copies already placed queued on the same stream.
+  for (unsigned i = regions.size(); i-- > 0;) {
+    if (timeline.getOffloadedBytes(i) == 0)
       continue;
+    unsigned best = i;
+    double least = timeline.getStallSeconds(triggers);
     for (unsigned j = i + 1; j < regions.size(); ++j) {
-      if (!regions[j].nameable)
+      if (!nameable(j))
         continue;
-      r.trigger = j;
-      if (window(i, j) >= r.transfer)
-        break;
+      triggers[i] = j;
+      double stall = timeline.getStallSeconds(triggers);
+      if (stall < least - 1e-12) {
+        least = stall;
+        best = j;
+      }
     }
+    triggers[i] = best;
   }
-  writeTriggers(regions);
+  writeTriggers(timeline, triggers);
   int64_t peak = predict();
   while (peak > lateOnly) {
     // Move the farthest-reaching prefetch one nameable region closer.
     unsigned farthest = ~0u;
     unsigned reach = 0;
     for (unsigned i = 0; i < regions.size(); ++i)
-      if (regions[i].trigger > i && regions[i].trigger - i > reach) {
-        reach = regions[i].trigger - i;
+      if (triggers[i] > i && triggers[i] - i > reach) {
+        reach = triggers[i] - i;
         farthest = i;
       }
     if (farthest == ~0u)
       break;
-    Region &r = regions[farthest];
-    unsigned j = r.trigger - 1;
-    while (j > farthest && !regions[j].nameable)
+    unsigned j = triggers[farthest] - 1;
+    while (j > farthest && !nameable(j))
       --j;
-    r.trigger = j;
-    writeTriggers(regions);
+    triggers[farthest] = j;
+    writeTriggers(timeline, triggers);
     peak = predict();
   }
 
   unsigned early = 0;
-  double transfer = 0, stall = 0;
+  double transfer = 0;
   for (unsigned i = 0; i < regions.size(); ++i) {
-    const Region &r = regions[i];
-    if (r.offloadedBytes == 0)
+    if (timeline.getOffloadedBytes(i) == 0)
       continue;
-    early += r.trigger != i;
-    transfer += r.transfer;
-    stall += std::max(0.0, r.transfer - window(i, r.trigger));
+    early += triggers[i] != i;
+    transfer += timeline.getTransferSeconds(i);
   }
   func->setAttr(kPrefetchScheduleAttrName,
-                PrefetchScheduleAttr::get(&getContext(), APFloat(bandwidth),
-                                          offloading, peak, early,
-                                          APFloat(stall), APFloat(transfer)));
+                PrefetchScheduleAttr::get(
+                    &getContext(), APFloat(double(bandwidth)),
+                    forward.offloadingRegions, peak, early,
+                    APFloat(timeline.getStallSeconds(triggers)),
+                    APFloat(transfer), APFloat(double(d2hBandwidth)),
+                    APFloat(forward.copySeconds), forward.heldPastNextOp));
 }

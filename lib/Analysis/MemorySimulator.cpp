@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <utility>
+
 using namespace mlir;
 using namespace mlir::memopt;
 
@@ -82,6 +84,7 @@ void MemorySimulator::forwardBlock(Block &block, MemoryPhase phase,
   for (BlockArgument arg : block.getArguments())
     if (!lastUse.count(arg))
       storage.drop(arg);
+  bool topLevel = isa_and_nonnull<func::FuncOp>(block.getParentOp());
   for (Operation &op : block) {
     if (op.hasTrait<OpTrait::IsTerminator>())
       break; // its operands stay held for the caller
@@ -93,7 +96,25 @@ void MemorySimulator::forwardBlock(Block &block, MemoryPhase phase,
     for (Value result : op.getResults())
       if (!lastUse.count(result))
         storage.drop(result);
+    if (topLevel)
+      advanceCopyHolds(&op);
   }
+  // Copies still running when forward ends are done before backward needs
+  // the bytes (the model does not time backward).
+  if (topLevel)
+    for (CopyHold &hold : std::exchange(copyHolds, {}))
+      for (unsigned id : hold.storages)
+        storage.release(id);
+}
+
+void MemorySimulator::advanceCopyHolds(Operation *op) {
+  llvm::erase_if(copyHolds, [&](CopyHold &hold) {
+    if (hold.region == op || --hold.remaining > 0)
+      return false;
+    for (unsigned id : hold.storages)
+      storage.release(id);
+    return true;
+  });
 }
 
 void MemorySimulator::forwardOp(Operation *op, MemoryPhase phase,

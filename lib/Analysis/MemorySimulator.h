@@ -117,6 +117,16 @@ private:
   /// Per region: input index -> storage its offloaded input was prefetched
   /// into before the region's own backward.
   DenseMap<Operation *, DenseMap<unsigned, unsigned>> prefetchedInputs;
+  /// Offloaded inputs whose copy to the host still reads them: live while
+  /// `remaining` more top-level ops run forward (`offload_held_for`).
+  struct CopyHold {
+    Operation *region;
+    unsigned remaining;
+    SmallVector<unsigned> storages;
+  };
+  SmallVector<CopyHold> copyHolds;
+  /// Counts `op` against every hold made before it; ends the finished ones.
+  void advanceCopyHolds(Operation *op);
   bool gradEnabled = true;
 };
 } // namespace mlir::memopt

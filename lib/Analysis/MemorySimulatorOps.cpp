@@ -6,6 +6,7 @@
 #include "memopt/Analysis/RegionState.h"
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Runtime/PackedFormat.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -404,6 +405,19 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
           storage.newStorage(getSavedInputBytes(policy, input.getType()));
       storage.retain(id);
       node.saved.push_back(id);
+    } else if (std::optional<uint64_t> held = cp.getOffloadHeldFor();
+               held && phase == MemoryPhase::Forward &&
+               isa_and_nonnull<func::FuncOp>(cp->getParentOp())) {
+      // The copy to the host reads the device tensor while the next ops
+      // run; the allocator keeps it until then.
+      CopyHold hold{cp, static_cast<unsigned>(*held), {}};
+      for (unsigned id : storage.heldBy(input))
+        if (!storage.isResident(id)) {
+          storage.retain(id);
+          hold.storages.push_back(id);
+        }
+      if (!hold.storages.empty())
+        copyHolds.push_back(std::move(hold));
     }
   }
   // The runtime's copy of the state the region writes, kept for backward.

@@ -237,9 +237,12 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
   if (auto schedule =
           func->getAttrOfType<PrefetchScheduleAttr>(kPrefetchScheduleAttrName))
     report.prefetch = SignatureReport::PrefetchSchedule{
-        schedule.getOffloadedRegions(), schedule.getPrefetchedEarly(),
+        schedule.getOffloadedRegions(),
+        schedule.getPrefetchedEarly(),
         schedule.getTransferSeconds().convertToDouble(),
-        schedule.getStallSeconds().convertToDouble()};
+        schedule.getStallSeconds().convertToDouble(),
+        schedule.getOffloadSeconds().convertToDouble(),
+        schedule.getHeldRegions()};
 
   // Estimates from the cost model when the plan does not carry them.
   CostModel costs;
@@ -605,6 +608,8 @@ private:
         json.attribute("prefetched_early", s.prefetch->prefetchedEarly);
         real("transfer_seconds", s.prefetch->transferSeconds, "%.6g");
         real("stall_seconds", s.prefetch->stallSeconds, "%.6g");
+        real("offload_seconds", s.prefetch->offloadSeconds, "%.6g");
+        json.attribute("held_regions", s.prefetch->heldRegions);
       });
     real("recompute_seconds", s.recomputeSeconds, "%.6g");
     real("step_seconds", s.stepSeconds, "%.6g");

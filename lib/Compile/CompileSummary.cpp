@@ -210,9 +210,12 @@ static void printSignature(const CompileReport &report,
           << s.prefetch->prefetchedEarly << " of "
           << s.prefetch->offloadedRegions
           << " region(s) prefetched while later regions run backward; "
-          << llvm::format("%.3g of %.3g ms", s.prefetch->stallSeconds * 1e3,
-                          s.prefetch->transferSeconds * 1e3)
-          << " of transfer not hidden (predicted)\n";
+          << llvm::format("copies %.3g ms to the host, %.3g ms back, %.3g ms "
+                          "of waiting",
+                          s.prefetch->offloadSeconds * 1e3,
+                          s.prefetch->transferSeconds * 1e3,
+                          s.prefetch->stallSeconds * 1e3)
+          << " (predicted)\n";
     line("recompute overhead")
         << "+" << percent(s.recomputeOverhead()) << " of a step"
         << llvm::format(" (%.3g s of %.3g s, predicted)", s.recomputeSeconds,

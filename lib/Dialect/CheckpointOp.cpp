@@ -38,6 +38,9 @@ LogicalResult CheckpointOp::verify() {
              << index << " of type " << input.getType()
              << " cannot be offloaded: it is not a tensor";
   }
+  if (getOffloadHeldFor() &&
+      !llvm::any_of(getPolicies(), llvm::IsaPred<OffloadPolicyAttr>))
+    return emitOpError("has offload_held_for but no offloaded input");
   return verifyPrefetchAt();
 }
 

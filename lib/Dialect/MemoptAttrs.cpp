@@ -76,16 +76,20 @@ PlanSummaryAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult PrefetchScheduleAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, APFloat bandwidthGbps,
     int64_t offloadedRegions, int64_t predictedPeakBytes,
-    int64_t prefetchedEarly, APFloat stallSeconds, APFloat transferSeconds) {
-  if (!bandwidthGbps.isFiniteNonZero() || bandwidthGbps.isNegative())
-    return emitError() << "prefetch bandwidth must be positive GB/s";
+    int64_t prefetchedEarly, APFloat stallSeconds, APFloat transferSeconds,
+    APFloat d2hBandwidthGbps, APFloat offloadSeconds, int64_t heldRegions) {
+  for (const APFloat &gbps : {bandwidthGbps, d2hBandwidthGbps})
+    if (!gbps.isFiniteNonZero() || gbps.isNegative())
+      return emitError() << "prefetch bandwidths must be positive GB/s";
   if (offloadedRegions < 0 || prefetchedEarly < 0 ||
-      prefetchedEarly > offloadedRegions || predictedPeakBytes < 0)
+      prefetchedEarly > offloadedRegions || predictedPeakBytes < 0 ||
+      heldRegions < 0 || heldRegions > offloadedRegions)
     return emitError() << "prefetch counts must satisfy 0 <= prefetched_early "
-                          "<= offloaded_regions and the peak be >= 0";
-  if (stallSeconds.isNegative() || transferSeconds.isNegative() ||
-      !stallSeconds.isFinite() || !transferSeconds.isFinite())
-    return emitError() << "prefetch seconds must be finite and not negative";
+                          "<= offloaded_regions, 0 <= held_regions <= "
+                          "offloaded_regions and the peak be >= 0";
+  for (const APFloat &seconds : {stallSeconds, transferSeconds, offloadSeconds})
+    if (seconds.isNegative() || !seconds.isFinite())
+      return emitError() << "prefetch seconds must be finite and not negative";
   return success();
 }
 

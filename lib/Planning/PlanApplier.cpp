@@ -5,6 +5,7 @@
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptAttrNames.h"
+#include "memopt/Planning/OffloadSchedule.h"
 #include "memopt/Planning/RegionOutlining.h"
 
 #include "mlir/IR/Builders.h"
@@ -149,6 +150,13 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
              << region.getLabel() << "' would hold some but not all of the "
              << uses.lookup(param) << " uses of parameter '" << param.getValue()
              << "' and sum its gradient in another order than autograd";
+  // A copy to the host keeps its input on the device while the next ops
+  // run: judge the plan with that (memopt-schedule-prefetch redoes it on
+  // the final function).
+  if (options.allowsOffload()) {
+    double rate = options.getOffloadBytesPerSecond();
+    annotateOffloadHolds(func, OffloadLink{rate, rate}, CostModel(func));
+  }
   return success();
 }
 

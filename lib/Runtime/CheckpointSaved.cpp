@@ -125,8 +125,12 @@ void SavedInputs::packWithStub(at::TensorList inputs,
 }
 
 void SavedInputs::prefetch() {
-  // Offloaded inputs of earlier regions scheduled to come back now, then
-  // this region's own.
+  // All copies queue on one side stream: this region's own inputs first
+  // (needed now), then those of earlier regions scheduled to come back
+  // now, nearest first (needed next). memopt-schedule-prefetch models
+  // this order.
+  if (group_)
+    group_->prefetch();
   for (const auto &weak : scheduled_)
     if (auto group = weak.lock(); group && group->prefetch())
       offloadCounters().prefetchedAhead++;

@@ -250,7 +250,9 @@ std::vector<std::weak_ptr<OffloadGroup>>
 takeScheduledGroups(const std::string &name, const OffloadGroup *own) {
   std::vector<std::weak_ptr<OffloadGroup>> taken;
   std::lock_guard<std::mutex> lock(gOrderMutex);
-  for (OrderEntry &entry : gOrder) {
+  // Nearest first: of these, backward needs the latest one next.
+  for (auto it = gOrder.rbegin(); it != gOrder.rend(); ++it) {
+    OrderEntry &entry = *it;
     // Only the raw pointer: locking here could drop the last owner.
     // An expired group's destructor waits for this mutex in release(), so
     // its members are still there; it is skipped all the same.

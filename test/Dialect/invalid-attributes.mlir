@@ -61,14 +61,35 @@ func.func @unknown_preference() attributes {memopt.plan = #memopt.plan<baseline_
 
 // -----
 
-// expected-error @+1 {{prefetch counts must satisfy 0 <= prefetched_early <= offloaded_regions and the peak be >= 0}}
-func.func @more_early_than_offloaded() attributes {memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 55.0, offloaded_regions = 1, predicted_peak_bytes = 10, prefetched_early = 2, stall_seconds = 0.0, transfer_seconds = 0.0>} {
+// expected-error @+1 {{prefetch counts must satisfy 0 <= prefetched_early <= offloaded_regions, 0 <= held_regions <= offloaded_regions and the peak be >= 0}}
+func.func @more_early_than_offloaded() attributes {memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 55.0, offloaded_regions = 1, predicted_peak_bytes = 10, prefetched_early = 2, stall_seconds = 0.0, transfer_seconds = 0.0, d2h_bandwidth_gbps = 55.0, offload_seconds = 0.0, held_regions = 0>} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{prefetch bandwidth must be positive GB/s}}
-func.func @no_bandwidth() attributes {memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 0.0, offloaded_regions = 1, predicted_peak_bytes = 10, prefetched_early = 0, stall_seconds = 0.0, transfer_seconds = 0.0>} {
+// expected-error @+1 {{prefetch bandwidths must be positive GB/s}}
+func.func @no_bandwidth() attributes {memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 0.0, offloaded_regions = 1, predicted_peak_bytes = 10, prefetched_early = 0, stall_seconds = 0.0, transfer_seconds = 0.0, d2h_bandwidth_gbps = 55.0, offload_seconds = 0.0, held_regions = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{prefetch bandwidths must be positive GB/s}}
+func.func @no_d2h_bandwidth() attributes {memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 55.0, offloaded_regions = 1, predicted_peak_bytes = 10, prefetched_early = 0, stall_seconds = 0.0, transfer_seconds = 0.0, d2h_bandwidth_gbps = -1.0, offload_seconds = 0.0, held_regions = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{0 <= held_regions <= offloaded_regions}}
+func.func @more_held_than_offloaded() attributes {memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 55.0, offloaded_regions = 1, predicted_peak_bytes = 10, prefetched_early = 0, stall_seconds = 0.0, transfer_seconds = 0.0, d2h_bandwidth_gbps = 55.0, offload_seconds = 0.0, held_regions = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{prefetch seconds must be finite and not negative}}
+func.func @negative_offload_seconds() attributes {memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 55.0, offloaded_regions = 1, predicted_peak_bytes = 10, prefetched_early = 0, stall_seconds = 0.0, transfer_seconds = 0.0, d2h_bandwidth_gbps = 55.0, offload_seconds = -1.0, held_regions = 0>} {
   return
 }

@@ -210,3 +210,25 @@ func.func @prefetch_at_ambiguous(%x: tensor<4xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @offload_held_for_without_offload(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.checkpoint' op has offload_held_for but no offloaded input}}
+  %r = memopt.checkpoint "a" (%x) policies [#memopt.keep] {offload_held_for = 2} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    memopt.yield %i : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @offload_held_for_zero(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'memopt.checkpoint' op attribute 'offload_held_for' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+  %r = memopt.checkpoint "a" (%x) policies [#memopt.offload<host>] {offload_held_for = 0} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<4xf32>):
+    memopt.yield %i : tensor<4xf32>
+  }
+  return
+}

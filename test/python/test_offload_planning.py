@@ -36,6 +36,11 @@ def plan(budget, device, bandwidth=None):
     numbers = {key: float(value) for key, value in re.findall(
         r"(\w+) = ([0-9.eE+-]+)(?=,|$)", summary)}
     numbers["feasible"] = "feasible = true" in summary
+    # The side stream's schedule: what backward waits for the copies.
+    schedule = re.search(r"memopt\.prefetch_schedule = #memopt\.prefetch<([^>]*)>",
+                         chain[:chain.index("{\n")])
+    numbers["schedule"] = {key: float(value) for key, value in re.findall(
+        r"(\w+) = ([0-9.eE+-]+)(?=,|$)", schedule.group(1))} if schedule else {}
     numbers["policies"] = re.findall(r"policies \[([^\]]*)\]", chain)
     return numbers
 
@@ -54,6 +59,14 @@ def test_offload_meets_what_recompute_alone_cannot():
     assert cuda["planned_peak_bytes"] <= cuda["budget_bytes"], cuda
     assert step_ratio(cuda) <= ALLOWANCE, cuda
     assert any("offload<host>" in p for p in cuda["policies"]), cuda
+    # Still within it with the waits the copy schedule predicts added (the
+    # plan's time already charges half of each copy: this counts them twice).
+    schedule = cuda["schedule"]
+    assert schedule["offloaded_regions"] >= 1, cuda
+    assert schedule["predicted_peak_bytes"] <= cuda["budget_bytes"], cuda
+    with_waits = 1 + ((cuda["recompute_seconds"] + schedule["stall_seconds"]) /
+                      cuda["step_seconds"])
+    assert with_waits <= ALLOWANCE, cuda
 
 
 def test_slower_link_costs_more_predicted_time():

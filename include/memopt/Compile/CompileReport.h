@@ -121,6 +121,8 @@ struct SignatureReport {
   struct PrefetchSchedule {
     int64_t offloadedRegions = 0, prefetchedEarly = 0;
     double transferSeconds = 0, stallSeconds = 0;
+    double offloadSeconds = 0; // the copies to the host in forward
+    int64_t heldRegions = 0;   // whose copy outlasts the next op
   };
   std::optional<PrefetchSchedule> prefetch;
 

@@ -250,18 +250,27 @@ def Memopt_PrefetchScheduleAttr : Memopt_Attr<"PrefetchSchedule", "prefetch"> {
   let description = [{
     `memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 55.0,
     offloaded_regions = 3, predicted_peak_bytes = N, prefetched_early = 2,
-    stall_seconds = 0.0, transfer_seconds = 1.2e-03>`: the copy bandwidth
-    the schedule assumed (GB/s each way), how many regions offload their
-    inputs, the predicted peak with the prefetches where they are, how many
-    offloading regions are prefetched before their own backward, the seconds the
-    copies take and the part of them the backward cannot hide.
+    stall_seconds = 0.0, transfer_seconds = 1.2e-03, d2h_bandwidth_gbps =
+    55.0, offload_seconds = 1.2e-03, held_regions = 1>`: the host-to-device
+    bandwidth the schedule assumed (GB/s), how many regions offload their
+    inputs, the predicted peak with the copies where they are, how many
+    offloading regions are prefetched before their own backward, the
+    seconds the prefetches take and the part of the step they cannot hide
+    (waits of backward on a copy, queueing behind earlier copies on the one
+    side stream included), the device-to-host bandwidth, the seconds the
+    forward copies to the host take, and how many regions keep their
+    inputs on the device past their own forward because the copy is still
+    running (`offload_held_for`).
   }];
   let parameters = (ins Memopt_SecondsParameter:$bandwidth_gbps,
                         "int64_t":$offloaded_regions,
                         "int64_t":$predicted_peak_bytes,
                         "int64_t":$prefetched_early,
                         Memopt_SecondsParameter:$stall_seconds,
-                        Memopt_SecondsParameter:$transfer_seconds);
+                        Memopt_SecondsParameter:$transfer_seconds,
+                        Memopt_SecondsParameter:$d2h_bandwidth_gbps,
+                        Memopt_SecondsParameter:$offload_seconds,
+                        "int64_t":$held_regions);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

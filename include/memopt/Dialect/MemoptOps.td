@@ -199,6 +199,11 @@ def Memopt_CheckpointOp : Memopt_Op<"checkpoint", [
     backward starts. The named region must be this one or a later one of
     the same block, and its label must be unique there.
 
+    `offload_held_for = N` (set with it) says that the copies of the
+    offloaded inputs to the host are still running while the next N ops of
+    the block run forward: the caching allocator keeps a tensor until the
+    side stream has read it, so its device bytes stay live until then.
+
     ```mlir
     %r = memopt.checkpoint "layer1" (%x, %w) policies [#memopt.compress<bit>, #memopt.keep]
         : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32> {
@@ -210,7 +215,8 @@ def Memopt_CheckpointOp : Memopt_Op<"checkpoint", [
     ```
   }];
   let arguments = (ins StrAttr:$label, Variadic<AnyType>:$inputs,
-                       ArrayAttr:$policies, OptionalAttr<StrAttr>:$prefetch_at);
+                       ArrayAttr:$policies, OptionalAttr<StrAttr>:$prefetch_at,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$offload_held_for);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let builders = [
@@ -218,7 +224,7 @@ def Memopt_CheckpointOp : Memopt_Op<"checkpoint", [
     OpBuilder<(ins "::mlir::TypeRange":$resultTypes, "::mlir::StringAttr":$label,
                    "::mlir::ValueRange":$inputs, "::mlir::ArrayAttr":$policies), [{
       build($_builder, $_state, resultTypes, label, inputs, policies,
-            /*prefetch_at=*/nullptr);
+            /*prefetch_at=*/nullptr, /*offload_held_for=*/nullptr);
     }]>
   ];
   let assemblyFormat = [{

@@ -173,39 +173,56 @@ def PackRegionInputs : Pass<"memopt-pack-region-inputs", "::mlir::func::FuncOp">
 }
 
 def SchedulePrefetch : Pass<"memopt-schedule-prefetch", "::mlir::func::FuncOp"> {
-  let summary = "Choose when backward brings offloaded region inputs back";
+  let summary = "Schedule the side stream's copies of offloaded region inputs";
   let description = [{
     Offload is the third way to save a checkpoint region's input
     (`#memopt.offload<host>`, planned by `memopt-insert-checkpoints` with
     `device=cuda`): forward copies it to host memory on a side stream and
-    frees the device copy; backward must copy it back (prefetch) and wait
-    for the copy before the region recomputes. This pass schedules the
-    prefetches. Backward runs regions in reverse forward order, so the
-    prefetch of a region's inputs can start when the backward of a later
-    region starts and overlap the backward of everything in between.
+    frees the device copy once the copy has read it; backward must copy it
+    back (prefetch) and wait for the copy before the region recomputes.
+    The runtime issues every copy of a device on one side stream, so the
+    copies queue: this pass models that stream as one first-in, first-out
+    queue against the cost model's compute times, with the device-to-host
+    (`d2h-bandwidth`) and host-to-device (`bandwidth`) rates as parameters.
 
-    For each region with offloaded inputs, the transfer time is their bytes
-    over `bandwidth` (GB/s, host to device) and the overlap window of a
-    later region is the modelled backward time (recompute included for
-    regions) of the ops from it back to this region (cost model). The
-    trigger is the nearest later region whose window covers the transfer,
-    or the farthest one when none does (the rest is a stall). Prefetched
-    bytes are live from the trigger on, so the schedule is then checked
-    with the training-memory model: while the predicted peak exceeds the
-    peak with every prefetch at its own region, the trigger farthest from
-    its region moves one region closer. The choice is written as
-    `prefetch_at = "<label>"` on the region (none: its own backward), the
-    summary as `memopt.prefetch_schedule` on the function (offloaded
-    regions, regions prefetched early, transfer and stall seconds). The
-    exporter passes the trigger to the runtime with each offloaded input,
-    which prefetches exactly there. Regions whose label is not unique in
-    the function cannot be named and are not used as triggers.
+    Forward: each region's copies start when its forward ends and the
+    stream is free, and take their bytes over `d2h-bandwidth`; the device
+    copy stays alive while the ops after the region run, until the copy is
+    done. The pass writes that count as `offload_held_for = N` on the
+    region, and the training-memory model keeps the bytes live through
+    those N ops (`memopt-insert-checkpoints` sets the same counts on the
+    plans it judges, so offload is planned knowing them).
+
+    Backward: regions run in reverse forward order, so the prefetch of a
+    region's inputs can start when the backward of a later region starts
+    and overlap the backward of everything in between. A prefetch queues
+    behind the forward copies still running when backward starts and
+    behind the prefetches issued before it (at one trigger: the trigger's
+    own inputs first, then the others nearest first, as the runtime issues
+    them); backward waits where a region's inputs are not back when its
+    backward starts. In the order backward needs them, each region gets the
+    nearest trigger of least total wait. Prefetched bytes are live from the
+    trigger on, so the schedule is then checked with the training-memory
+    model: while the predicted peak exceeds the peak with every prefetch at
+    its own region, the trigger farthest from its region moves one region
+    closer. The choice is written as `prefetch_at = "<label>"` on the
+    region (none: its own backward), the summary as
+    `memopt.prefetch_schedule` on the function (both bandwidths, offloaded
+    regions, regions prefetched early, regions whose copy outlasts the next
+    op, the seconds of the copies each way and the part of the step the
+    waits add). The exporter passes the trigger to the runtime with each
+    offloaded input, which prefetches exactly there. Regions whose label is
+    not unique in the function cannot be named and are not used as
+    triggers.
   }];
   let options = [
     Option<"bandwidth", "bandwidth", "double",
            /*default=*/"::mlir::memopt::kDefaultOffloadBandwidthGBps",
            "Host-to-device bandwidth in GB/s (H100 over PCIe Gen5, pinned: "
            "~55; PCIe 4.0 x16: ~25)">,
+    Option<"d2hBandwidth", "d2h-bandwidth", "double",
+           /*default=*/"::mlir::memopt::kDefaultOffloadBandwidthGBps",
+           "Device-to-host bandwidth in GB/s">,
   ];
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }
