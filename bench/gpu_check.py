@@ -65,6 +65,10 @@ VARIANTS = {
     "balanced": ["--prefer", "balanced"],
     "memory": ["--prefer", "memory"],
     "budget-40%": ["--budget", "40%", "--prefer", "balanced"],
+    # The same budget offloading into CUDA managed memory (migrated pages
+    # instead of pinned copies).
+    "budget-40%-unified": ["--budget", "40%", "--prefer", "balanced",
+                           "--offload-policy", "unified"],
 }
 COMMON = ["--device", "cuda", "--grad-buffers", "resident"]
 # Steps measured after warm-up: a GPU step of 10-30 ms needs many for the

@@ -35,7 +35,9 @@ struct InsertCheckpointsPass
     FailureOr<PlanningOptions> options = parsePlanningOptions(
         budget, prefer, device, offloadBandwidth, allowOverBudget, checkpoint,
         noCheckpoint, assumeBinary, error);
-    if (failed(options)) {
+    if (failed(options) ||
+        failed(parseOffloadOptions(*options, offloadPolicy, offloadD2HBandwidth,
+                                   error))) {
       func.emitError(error);
       return signalPassFailure();
     }

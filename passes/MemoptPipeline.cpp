@@ -48,6 +48,15 @@ struct MemoptPipelineOptions
       llvm::cl::desc("Device<->host copy bandwidth in GB/s each way "
                      "(device=cuda)"),
       llvm::cl::init(kDefaultOffloadBandwidthGBps)};
+  Option<double> offloadD2HBandwidth{
+      *this, "offload-d2h-bandwidth",
+      llvm::cl::desc("Device-to-host copy bandwidth in GB/s (0: "
+                     "offload-bandwidth)"),
+      llvm::cl::init(0)};
+  Option<std::string> offloadPolicy{
+      *this, "offload-policy",
+      llvm::cl::desc("host (pinned host buffers) | unified (managed memory)"),
+      llvm::cl::init("host")};
   Option<bool> compress{*this, "compress",
                         llvm::cl::desc("Pack binary saved tensors"),
                         llvm::cl::init(true)};
@@ -91,7 +100,7 @@ buildMemoptPipeline(OpPassManager &pm, const PlanningOptions &options,
   // Offload is planned only for CUDA; schedule when its inputs come back.
   if (options.allowsOffload())
     funcPm.addPass(createSchedulePrefetch(
-        {options.offloadBandwidthGBps, options.offloadBandwidthGBps}));
+        {options.offloadBandwidthGBps, options.getOffloadD2HBandwidthGBps()}));
   return success();
 }
 } // namespace
@@ -114,7 +123,9 @@ void mlir::memopt::registerMemoptPipeline() {
             raw.budget, raw.prefer, raw.device, raw.offloadBandwidth,
             raw.allowOverBudget, *raw.checkpoint, *raw.noCheckpoint,
             *raw.assumeBinary, error);
-        if (failed(options))
+        if (failed(options) ||
+            failed(parseOffloadOptions(*options, raw.offloadPolicy,
+                                       raw.offloadD2HBandwidth, error)))
           return errorHandler(error);
         options->compress = raw.compress;
         return buildMemoptPipeline(pm, *options, errorHandler);

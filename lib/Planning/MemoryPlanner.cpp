@@ -162,7 +162,8 @@ LogicalResult PlanSearch::collectCandidates(int64_t baselinePeakBytes) {
   plannerOptions.allowOffload = options.allowsOffload();
   plannerOptions.compressSecondsPerByte = kCompressSecondsPerByte;
   plannerOptions.offloadSecondsPerByte =
-      kOffloadExposedFraction * 2 / options.getOffloadBytesPerSecond();
+      kOffloadExposedFraction * (1 / options.getOffloadD2HBytesPerSecond() +
+                                 1 / options.getOffloadBytesPerSecond());
   plannerOptions.maxGroupLength = 0;
   // Partial plans within 1/256 of the modelled peak compete on cost: this
   // bounds the search on long chains (each plan is then checked against

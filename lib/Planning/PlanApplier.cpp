@@ -129,7 +129,7 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
           binary.isBinary(input) && isCompressibleTensor(input.getType()))
         return CompressPolicyAttr::get(context, CompressionKind::bit);
       if (activation && group.policy == InputPolicy::Offload)
-        return OffloadPolicyAttr::get(context, OffloadKind::host);
+        return OffloadPolicyAttr::get(context, options.offloadKind);
       return KeepPolicyAttr::get(context);
     };
     FailureOr<CheckpointOp> region = outlineCheckpointRegion(
@@ -154,8 +154,10 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
   // run: judge the plan with that (memopt-schedule-prefetch redoes it on
   // the final function).
   if (options.allowsOffload()) {
-    double rate = options.getOffloadBytesPerSecond();
-    annotateOffloadHolds(func, OffloadLink{rate, rate}, CostModel(func));
+    annotateOffloadHolds(func,
+                         OffloadLink{options.getOffloadD2HBytesPerSecond(),
+                                     options.getOffloadBytesPerSecond()},
+                         CostModel(func));
   }
   return success();
 }
@@ -180,7 +182,9 @@ void PlanApplier::annotate(CheckpointOp region, const ChainGroup &group) const {
     how = "its binary input packed to 1 bit per value";
   } else if (group.policy == InputPolicy::Offload) {
     retained = 0;
-    how = "its input offloaded to host memory";
+    how = options.offloadKind == OffloadKind::unified
+              ? "its input offloaded to managed memory on the host"
+              : "its input offloaded to host memory";
   }
   int64_t avoided = std::max<int64_t>(0, stored - retained);
   std::string reason;

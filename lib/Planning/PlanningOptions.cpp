@@ -118,6 +118,31 @@ FailureOr<PlanningOptions> mlir::memopt::parsePlanningOptions(
   return options;
 }
 
+LogicalResult mlir::memopt::parseOffloadOptions(PlanningOptions &options,
+                                                StringRef policy,
+                                                double d2hBandwidthGBps,
+                                                std::string &error) {
+  if (policy.empty() || policy == "host") {
+    options.offloadKind = OffloadKind::host;
+  } else if (policy == "unified") {
+    options.offloadKind = OffloadKind::unified;
+  } else {
+    error = "unknown --offload-policy " + quoted(policy) +
+            " (expected host or unified)";
+    return failure();
+  }
+  if (d2hBandwidthGBps < 0 || !std::isfinite(d2hBandwidthGBps)) {
+    std::string given;
+    llvm::raw_string_ostream(given) << llvm::format("%g", d2hBandwidthGBps);
+    error = "--offload-d2h-bandwidth must be a positive number of GB/s (0: "
+            "that of --offload-bandwidth), got " +
+            given;
+    return failure();
+  }
+  options.offloadD2HBandwidthGBps = d2hBandwidthGBps;
+  return success();
+}
+
 std::string mlir::memopt::printPassOptions(const PlanningOptions &options,
                                            bool withCompress) {
   std::string text;
@@ -130,9 +155,15 @@ std::string mlir::memopt::printPassOptions(const PlanningOptions &options,
   os << "prefer=" << stringifyPreference(options.prefer)
      << " device=" << stringifyTrainingDevice(options.device);
   // Every digit: the pass reads back the value parsed here.
-  if (options.allowsOffload())
+  if (options.allowsOffload()) {
     os << " offload-bandwidth="
        << llvm::format("%.17g", options.offloadBandwidthGBps);
+    if (options.offloadD2HBandwidthGBps > 0)
+      os << " offload-d2h-bandwidth="
+         << llvm::format("%.17g", options.offloadD2HBandwidthGBps);
+    if (options.offloadKind != OffloadKind::host)
+      os << " offload-policy=" << stringifyOffloadKind(options.offloadKind);
+  }
   auto list = [&](StringRef name, ArrayRef<std::string> values) {
     if (values.empty())
       return;

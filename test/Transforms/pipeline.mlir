@@ -5,6 +5,8 @@
 // RUN: memopt-opt %s --memopt-pipeline="prefer=memory" | FileCheck %s --check-prefix=CPU
 // RUN: memopt-opt %s --memopt-pipeline="prefer=memory device=cuda offload-bandwidth=0.01" | FileCheck %s --check-prefix=SLOWLINK
 // RUN: not memopt-opt %s --memopt-pipeline="prefer=memory device=cuda offload-bandwidth=0" 2>&1 | FileCheck %s --check-prefix=NOLINK
+// RUN: memopt-opt %s --memopt-pipeline="budget=50% device=cuda offload-policy=unified offload-d2h-bandwidth=10" | FileCheck %s --check-prefix=UNIFIED
+// RUN: not memopt-opt %s --memopt-pipeline="device=cuda offload-policy=disk" 2>&1 | FileCheck %s --check-prefix=NOPOLICY
 
 // The whole pipeline: lists rebuilt, binary conv inputs packed, regions
 // planned for the budget.
@@ -25,6 +27,15 @@
 // CUDA: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%{{.*}}) policies [#memopt.offload<host>]
 // CPU-NOT: offload
 // CPU-NOT: prefetch
+
+// The managed-memory policy and a device-to-host bandwidth of its own: the
+// same plan offloads to unified memory, and the schedule times the copies
+// out at 10 GB/s.
+// UNIFIED-LABEL: func.func @chain
+// UNIFIED-SAME: d2h_bandwidth_gbps = 1.000000e+01
+// UNIFIED: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%{{.*}}) policies [#memopt.offload<unified>]
+// UNIFIED-NOT: #memopt.offload<host>
+// NOPOLICY: unknown --offload-policy 'disk' (expected host or unified)
 
 // The copy bandwidth is a parameter (default 55 GB/s each way, an H100
 // over PCIe Gen5): over a 10 MB/s link every copy would stall the step, so

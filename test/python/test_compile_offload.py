@@ -86,3 +86,38 @@ def test_trains_like_eager_and_prefetches_on_schedule(compiled):
     assert stats["ahead"] == \
         STEPS * signature["prefetch_schedule"]["prefetched_early"]
     assert stats["in_use"] == 0
+
+
+def test_unified_policy_plans_managed_memory(tmp_path, runtime):
+    """`--offload-policy unified` plans the same offload into CUDA managed
+    memory (`offload:unified@<trigger>` in the exported module) and trains
+    like eager; `--offload-d2h-bandwidth` reaches the schedule. On CPU the
+    runtime keeps such a tensor where it is (no managed memory here); the
+    GPU check runs the migration itself."""
+    source = tmp_path / "model.pt"
+    specs = measure.save_zoo_model(MODEL, KWARGS, source)
+    out = tmp_path / "model.unified.pt"
+    report = measure.compile_model(
+        source, out, specs, ["--prefer", "memory", "--device", "cuda",
+                             "--grad-buffers", "resident",
+                             "--offload-policy", "unified",
+                             "--offload-d2h-bandwidth", "20"])
+    signature = report["signatures"][0]
+    offloaded = signature["offloaded"]
+    assert offloaded and all(o["kind"] == "unified" for o in offloaded)
+    code = torch.jit.load(str(out)).code
+    for o in offloaded:
+        assert f'"offload:unified@{o["prefetch_at"]}"' in code
+    assert "offload:host" not in code
+    schedule = signature["prefetch_schedule"]
+    # 20 GB/s out against 55 back: the copies out take longer.
+    assert schedule["offload_seconds"] > schedule["transfer_seconds"]
+    run = measure.run_worker(
+        {"zoo": MODEL, "kwargs": KWARGS, "seed": 0, "threads": 1,
+         "compiled": {"unified": str(out)}, "compare": True,
+         "compare_steps": STEPS, "measure": False,
+         "grad_buffers": "resident"},
+        timeout=600)
+    entry = run["compiled"]["unified"]
+    assert "error" not in entry, entry.get("error")
+    assert entry["compare"]["bitwise"], entry["compare"]["problems"][:5]

@@ -155,3 +155,45 @@ TEST(PlanningOptions, ThePipelineRefusesWhatTheParserRefuses) {
 }
 
 } // namespace
+
+namespace {
+
+// The offload settings: a policy and a device-to-host bandwidth of their
+// own travel through the pipeline text to the planner, and each mistake is
+// one line naming its flag.
+TEST(PlanningOptions, OffloadSettingsReachThePlanner) {
+  std::string error;
+  Text text;
+  text.device = "cuda";
+  text.bandwidth = 25;
+  FailureOr<PlanningOptions> options = parse(text, error);
+  ASSERT_TRUE(succeeded(options)) << error;
+  ASSERT_TRUE(succeeded(parseOffloadOptions(*options, "unified", 12.5, error)))
+      << error;
+  EXPECT_EQ(options->offloadKind, OffloadKind::unified);
+  EXPECT_EQ(options->getOffloadD2HBandwidthGBps(), 12.5);
+  EXPECT_EQ(options->getOffloadBytesPerSecond(), 25e9);
+  std::string planner = insertCheckpointsText(printPassOptions(*options));
+  EXPECT_NE(planner.find("offload-d2h-bandwidth=1.250000e+01"),
+            std::string::npos)
+      << planner;
+  EXPECT_NE(planner.find("offload-policy=unified"), std::string::npos)
+      << planner;
+
+  // Unset: host buffers, the same bandwidth both ways, nothing printed.
+  ASSERT_TRUE(succeeded(parseOffloadOptions(*options, "", 0, error)));
+  EXPECT_EQ(options->offloadKind, OffloadKind::host);
+  EXPECT_EQ(options->getOffloadD2HBandwidthGBps(), 25);
+  std::string printed = printPassOptions(*options);
+  EXPECT_EQ(printed.find("offload-d2h"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("offload-policy"), std::string::npos) << printed;
+
+  EXPECT_TRUE(failed(parseOffloadOptions(*options, "disk", 0, error)));
+  EXPECT_EQ(error,
+            "unknown --offload-policy 'disk' (expected host or unified)");
+  EXPECT_TRUE(failed(parseOffloadOptions(*options, "host", -3, error)));
+  EXPECT_EQ(error, "--offload-d2h-bandwidth must be a positive number of "
+                   "GB/s (0: that of --offload-bandwidth), got -3");
+}
+
+} // namespace

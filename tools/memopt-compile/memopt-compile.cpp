@@ -72,6 +72,16 @@ static cl::opt<double> offloadBandwidth(
              "--device cuda (default: 55, an H100 over PCIe Gen5)"),
     cl::value_desc("GB/s"),
     cl::init(mlir::memopt::kDefaultOffloadBandwidthGBps), cl::cat(category));
+static cl::opt<double> offloadD2HBandwidth(
+    "offload-d2h-bandwidth",
+    cl::desc("Device-to-host copy bandwidth, when it differs from the way "
+             "back (--offload-bandwidth is then host to device)"),
+    cl::value_desc("GB/s"), cl::init(0), cl::cat(category));
+static cl::opt<std::string> offloadPolicy(
+    "offload-policy",
+    cl::desc("Where offloaded tensors go: pinned host buffers copied on a "
+             "side stream, or CUDA managed memory migrated to the host"),
+    cl::value_desc("host|unified"), cl::init("host"), cl::cat(category));
 static cl::opt<std::string> gradBuffers(
     "grad-buffers",
     cl::desc("How the training loop leaves .grad between steps: zeroed in "
@@ -170,7 +180,9 @@ int main(int argc, char **argv) {
       mlir::memopt::parsePlanningOptions(
           budget, prefer, device, offloadBandwidth, allowOverBudget, checkpoint,
           noCheckpoint, assumeBinary, error);
-  if (failed(planning)) {
+  if (failed(planning) ||
+      failed(mlir::memopt::parseOffloadOptions(*planning, offloadPolicy,
+                                               offloadD2HBandwidth, error))) {
     llvm::errs() << "memopt: error: " << error << "\n";
     return 1;
   }

@@ -12,6 +12,7 @@
 #define MEMOPT_PLANNING_PLANNINGOPTIONS_H
 
 #include "memopt/Analysis/TrainingMemoryModel.h"
+#include "memopt/Dialect/MemoptAttrs.h"
 #include "memopt/Planning/Budget.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -43,8 +44,14 @@ struct PlanningOptions {
   std::optional<Budget> budget; // none: plan for the preference
   Preference prefer = Preference::Balanced;
   TrainingDevice device = TrainingDevice::CPU;
-  /// Device<->host copy bandwidth each way, for offload (CUDA plans).
+  /// Device<->host copy bandwidth each way, for offload (CUDA plans);
+  /// host to device only when offloadD2HBandwidthGBps is set.
   double offloadBandwidthGBps = kDefaultOffloadBandwidthGBps;
+  /// Device-to-host bandwidth; 0: offloadBandwidthGBps.
+  double offloadD2HBandwidthGBps = 0;
+  /// Where offloaded inputs go: pinned host buffers (copies on a side
+  /// stream) or CUDA managed memory migrated to the host and back.
+  OffloadKind offloadKind = OffloadKind::host;
   bool allowOverBudget = false; // apply the least-peak plan if needed
   /// Pack binary saved tensors and keep masks (memopt-pipeline only).
   bool compress = true;
@@ -55,6 +62,13 @@ struct PlanningOptions {
   /// Offload to host memory is planned for CUDA only.
   bool allowsOffload() const { return device == TrainingDevice::CUDA; }
   double getOffloadBytesPerSecond() const { return offloadBandwidthGBps * 1e9; }
+  double getOffloadD2HBandwidthGBps() const {
+    return offloadD2HBandwidthGBps > 0 ? offloadD2HBandwidthGBps
+                                       : offloadBandwidthGBps;
+  }
+  double getOffloadD2HBytesPerSecond() const {
+    return getOffloadD2HBandwidthGBps() * 1e9;
+  }
 };
 
 /// Parses the text forms. Errors are one line naming the flag, as
@@ -66,6 +80,14 @@ llvm::FailureOr<PlanningOptions> parsePlanningOptions(
     llvm::ArrayRef<std::string> checkpoint,
     llvm::ArrayRef<std::string> noCheckpoint,
     llvm::ArrayRef<std::string> assumeBinary, std::string &error);
+
+/// Sets the offload policy ("host", "unified"; empty: host) and the
+/// device-to-host bandwidth (0: that of --offload-bandwidth). Errors are
+/// one line naming the flag.
+llvm::LogicalResult parseOffloadOptions(PlanningOptions &options,
+                                        llvm::StringRef policy,
+                                        double d2hBandwidthGBps,
+                                        std::string &error);
 
 /// `budget=40% prefer=memory device=cpu ... allow-over-budget=false`: the
 /// options of memopt-insert-checkpoints (and, with `compress=false` when

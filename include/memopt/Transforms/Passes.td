@@ -73,7 +73,13 @@ def InsertCheckpoints : Pass<"memopt-insert-checkpoints", "::mlir::func::FuncOp"
     Option<"offloadBandwidth", "offload-bandwidth", "double",
            /*default=*/"::mlir::memopt::kDefaultOffloadBandwidthGBps",
            "Device<->host copy bandwidth in GB/s each way, for offload "
-           "(device=cuda; H100 over PCIe Gen5: ~55)">,
+           "(device=cuda; H100 over PCIe Gen5: ~55); host to device only "
+           "when offload-d2h-bandwidth is given">,
+    Option<"offloadD2HBandwidth", "offload-d2h-bandwidth", "double",
+           /*default=*/"0",
+           "Device-to-host copy bandwidth in GB/s (0: offload-bandwidth)">,
+    Option<"offloadPolicy", "offload-policy", "std::string", "\"host\"",
+           "host (pinned host buffers) | unified (CUDA managed memory)">,
   ];
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }
