@@ -302,7 +302,19 @@ const Candidate *PlanSearch::refineOverAllowance(const Candidate *best) {
     return a->peak < b->peak ||
            (a->peak == b->peak && a->plan.cost < b->plan.cost);
   });
-  for (const Candidate *c : llvm::ArrayRef(lower).take_front(kTries)) {
+  // One try per peak level, its cheapest plan first: several candidates
+  // often share the least peak, and tries spent on one level would leave
+  // the next lower-than-best level (within the allowance once refined)
+  // untried.
+  unsigned tried = 0;
+  std::optional<int64_t> lastPeak;
+  for (const Candidate *c : lower) {
+    if (tried == kTries)
+      break;
+    if (lastPeak && *lastPeak == c->peak)
+      continue;
+    lastPeak = c->peak;
+    ++tried;
     ChainPlan plan =
         dropIdleRegions(c->plan, chains[c->chain]->segments, plannerOptions,
                         c->peak, [&](const ChainPlan &p) {
