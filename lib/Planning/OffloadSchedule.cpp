@@ -108,17 +108,21 @@ PrefetchTimeline::PrefetchTimeline(func::FuncOp func, const OffloadLink &link,
 
 double PrefetchTimeline::getStallSeconds(ArrayRef<unsigned> triggers) const {
   assert(triggers.size() == regions.size() && "one trigger per region");
+  // Per trigger, the regions it fetches: its own first, then nearest
+  // first (the order the runtime issues them in).
+  SmallVector<SmallVector<unsigned, 2>> issuedAt(regions.size());
+  for (unsigned i = regions.size(); i-- > 0;)
+    if (bytes[i] > 0)
+      issuedAt[triggers[i]].push_back(i);
   SmallVector<double> ready(regions.size(), 0);
   double now = 0, queueFree = busyAtStart, stall = 0;
   for (const Step &step : steps) {
     if (step.region >= 0) {
       unsigned r = step.region;
-      // Issued as r's backward starts: r's own first, then nearest first.
-      for (int i = r; i >= 0; --i)
-        if (bytes[i] > 0 && triggers[i] == r) {
-          queueFree = std::max(now, queueFree) + transfer[i];
-          ready[i] = queueFree;
-        }
+      for (unsigned i : issuedAt[r]) {
+        queueFree = std::max(now, queueFree) + transfer[i];
+        ready[i] = queueFree;
+      }
       if (bytes[r] > 0 && ready[r] > now) {
         stall += ready[r] - now;
         now = ready[r];
