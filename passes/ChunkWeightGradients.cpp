@@ -9,6 +9,13 @@
 // one block instead. Row r of the gradient is grad[:, r]^T x over the same
 // rows either way, so `.grad` gets the same bits.
 //
+// A weight one other op also uses (an LM head tied to its token embedding)
+// is chunked too: autograd would hold the head's whole gradient until the
+// embedding's backward, at the end of the step, and add their sum into
+// `.grad`. The runtime adds the head's blocks when `.grad` is all +0 (then
+// (0 + a) + b has the bits of 0 + (a + b)) and otherwise hands autograd the
+// whole gradient, as eager.
+//
 //===----------------------------------------------------------------------===//
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
@@ -44,11 +51,17 @@ struct ChunkWeightGradients
     // weight's accumulator, and the runtime then returns the whole gradient.
     if (getGradBuffers(func) != GradBuffers::Resident || getWorldSize(func) > 1)
       return;
-    // Uses per state_dict key: a weight used twice (a tied head) gets the
-    // sum of both gradients added at once, an order row blocks would break.
-    llvm::StringMap<unsigned> uses;
+    // Uses per state_dict key. Of a weight used twice, only a linear whose
+    // other use is no linear: the runtime adds one gradient by rows, never
+    // both (the second would find `.grad` no longer zero).
+    llvm::StringMap<unsigned> uses, linearUses;
     func.walk([&](ParamOp param) {
-      uses[param.getPath()] += llvm::range_size(param->getUses());
+      for (Operation *user : param->getUsers()) {
+        ++uses[param.getPath()];
+        if (auto op = dyn_cast<TorchOp>(user);
+            op && op.getName() == "aten::linear")
+          ++linearUses[param.getPath()];
+      }
     });
     func.walk([&](TorchOp op) {
       if (op.getName() != "aten::linear" ||
@@ -59,7 +72,8 @@ struct ChunkWeightGradients
       ParamOp weight = trainableParam(op.getOperandArg(1));
       RankedTensorType type = op.getStaticTensorArg(1);
       auto input = op.getStaticTensorArg(0);
-      if (!weight || uses.lookup(weight.getPath()) != 1 || !type ||
+      if (!weight || uses.lookup(weight.getPath()) > 2 ||
+          linearUses.lookup(weight.getPath()) != 1 || !type ||
           type.getRank() != 2 || !input ||
           !isa<FloatType>(type.getElementType()) ||
           !isa<FloatType>(input.getElementType()))

@@ -76,6 +76,10 @@ private:
   /// saved tensors, as the autograd engine adds a node's outputs to the next
   /// node's input buffer. Records the sums' momentary high as `op`'s.
   void sumHeldParamGrads(Operation *op);
+  /// A gradient block the runtime adds into `param`'s resident `.grad`
+  /// itself (weight gradients by row block): counts the use, holds nothing.
+  void addedIntoGrad(Value param, unsigned block,
+                     SmallVectorImpl<unsigned> &temps);
   /// A new, retained storage for the sum of `param`'s gradients.
   unsigned newParamGradSum(Value param);
 

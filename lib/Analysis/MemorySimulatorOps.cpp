@@ -518,6 +518,15 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
   storage.release(old);
 }
 
+void MemorySimulator::addedIntoGrad(Value param, unsigned block,
+                                    SmallVectorImpl<unsigned> &temps) {
+  StringAttr path = cast<ParamOp>(param.getDefiningOp()).getPathAttr();
+  unsigned &pending = pendingParamGrads[path];
+  pending = pending ? pending - 1 : 0;
+  storage.noteGradOf(param, block);
+  temps.push_back(block);
+}
+
 unsigned MemorySimulator::newParamGradSum(Value param) {
   unsigned sum =
       storage.newStorage(std::max<int64_t>(getDeviceBytes(param.getType()), 0));
@@ -648,6 +657,14 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
                             ? storage.newStorage(blocked)
                             : storage.newStorage(bytesOf(value, node.op));
         storage.retain(grad);
+        if (blocked >= 0 && params.contains(gradKey(value)) &&
+            !collecting.contains(
+                cast<ParamOp>(gradKey(value).getDefiningOp()).getPathAttr())) {
+          // Added into `.grad` a block at a time: nothing for autograd to
+          // hold for the parameter's other use (a tied embedding).
+          addedIntoGrad(gradKey(value), grad, temps);
+          continue;
+        }
         if (int64_t unreduced =
                 fresh ? unreducedGradBytes(node.op, value) : 0) {
           temps.push_back(storage.newStorage(unreduced));

@@ -58,6 +58,11 @@ struct DeliverGradient : torch::autograd::FunctionPostHook {
 } // namespace
 
 std::shared_ptr<Node> directAccumulator(const at::Tensor &original) {
+  return accumulatorWithConsumers(original, 1);
+}
+
+std::shared_ptr<Node> accumulatorWithConsumers(const at::Tensor &original,
+                                               long consumers) {
   if (!original.defined() || !original.is_leaf() || !original.requires_grad())
     return nullptr;
   // Only a backward that accumulates into every leaf it reaches: with
@@ -69,10 +74,10 @@ std::shared_ptr<Node> directAccumulator(const at::Tensor &original) {
       torch::autograd::impl::try_get_grad_accumulator(original);
   if (!accumulator || compat::leafHasGradientHooks(original, *accumulator))
     return nullptr;
-  // This reference and the region call's edge: any other holder is another
+  // This reference and the consumers' edges: any other holder is another
   // consumer whose gradient eager would sum with this one before adding it
   // to `.grad`, an order the direct path could not keep.
-  return accumulator.use_count() == 2 ? accumulator : nullptr;
+  return accumulator.use_count() == consumers + 1 ? accumulator : nullptr;
 }
 
 variable_list

@@ -35,6 +35,11 @@ namespace memopt::runtime {
 std::shared_ptr<torch::autograd::Node>
 directAccumulator(const at::Tensor &original);
 
+/// As directAccumulator, but for an accumulator that exactly `consumers`
+/// autograd nodes point at (the caller's own included).
+std::shared_ptr<torch::autograd::Node>
+accumulatorWithConsumers(const at::Tensor &original, long consumers);
+
 /// Runs the region's backward from `roots` (seeded with `rootGrads`) to the
 /// restored leaves `leaves`, returning one gradient per leaf (undefined where
 /// none reached it). Where `targets[k]` is set (a directAccumulator), that

@@ -109,12 +109,32 @@ int64_t leadingNumel(at::IntArrayRef sizes, size_t trailing) {
   return n;
 }
 
+/// Every element of `t` is +0 (its bits, not its value: -0 is not).
+bool isPositiveZero(const at::Tensor &t) {
+  at::ScalarType bits;
+  switch (t.element_size()) {
+  case 2:
+    bits = at::kShort;
+    break;
+  case 4:
+    bits = at::kInt;
+    break;
+  case 8:
+    bits = at::kLong;
+    break;
+  default:
+    return false;
+  }
+  return !t.view(bits).any().item<bool>();
+}
+
 /// Adds mm_mat2_backward's column-major product grad2^T x2 (the gradient
 /// of a contiguous `weight`) into `weight`'s `.grad`, a block of rows at a
 /// time, where that is what eager's AccumulateGrad would do with the whole
 /// product: a CPU leaf whose `.grad` is allocated with its dtype and sizes,
-/// reached by this call alone (directAccumulator). Returns false, having
-/// written nothing, otherwise.
+/// reached by this call alone (directAccumulator), or by this call and one
+/// other while `.grad` is all +0. Returns false, having written nothing,
+/// otherwise.
 bool addWeightGradientByRows(const at::Tensor &grad2, const at::Tensor &x2,
                              const at::Tensor &weight) {
   if (!weight.device().is_cpu() || !weight.is_contiguous() ||
@@ -125,7 +145,13 @@ bool addWeightGradientByRows(const at::Tensor &grad2, const at::Tensor &x2,
       accumulated.scalar_type() != grad2.scalar_type() ||
       accumulated.sizes() != weight.sizes() || accumulated.requires_grad())
     return false;
-  if (!directAccumulator(weight))
+  // A weight one more op uses (an LM head tied to its embedding): autograd
+  // sums the two gradients, then adds the sum into `.grad`. Adding this one
+  // now and the other when autograd delivers it gives the same bits only
+  // from a `.grad` of +0 (zero_grad(set_to_none=False)): then
+  // 0 + (a + b) == (0 + a) + b, signed zeros included.
+  if (!directAccumulator(weight) &&
+      !(accumulatorWithConsumers(weight, 2) && isPositiveZero(accumulated)))
     return false;
   const int64_t rows = weight.size(0);
   const int64_t step = getWeightGradBlockRows(

@@ -74,27 +74,31 @@ module attributes {memopt.world_size = 2 : i64} {
 
 // -----
 
-// Left alone: a weight used twice (a tied head: autograd sums both
-// gradients before adding them into `.grad`), even through two reads of
-// the parameter; a frozen weight; one of exactly four blocks (1024 x 4096
-// floats) and a small one; a weight that is not a parameter.
+// Left alone: a weight two linears use directly (the runtime adds only one
+// gradient by rows), even through two reads of the parameter; a weight
+// used three times; a frozen weight; one of exactly four blocks (1024 x
+// 4096 floats) and a small one; a weight that is not a parameter.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: backward =
 // CHECK: return
-func.func @left_alone(%x: tensor<8x8192xf32>, %i: tensor<8x1024xf32>, %s: tensor<8x4096xf32>, %wx: tensor<2048x8192xf32>) -> (tensor<8x1024xf32>, tensor<8x8192xf32>, tensor<8x1024xf32>, tensor<8x1024xf32>, tensor<8x16xf32>, tensor<8x2048xf32>) {
+func.func @left_alone(%x: tensor<8x8192xf32>, %i: tensor<8x1024xf32>, %s: tensor<8x4096xf32>, %wx: tensor<2048x8192xf32>) -> (tensor<8x1024xf32>, tensor<8x8192xf32>, tensor<8x1024xf32>, tensor<8x1024xf32>, tensor<8x16xf32>, tensor<8x2048xf32>, tensor<8x1024xf32>, tensor<8x1024xf32>, tensor<1024x8192xf32>) {
   %tied = memopt.param "head.weight" : tensor<1024x8192xf32>
   %tied2 = memopt.param "head.weight" : tensor<1024x8192xf32>
   %frozen = memopt.param "frozen.weight" frozen : tensor<1024x8192xf32>
   %four = memopt.param "four.weight" : tensor<1024x4096xf32>
   %small = memopt.param "small.weight" : tensor<16x8192xf32>
+  %thrice = memopt.param "thrice.weight" : tensor<1024x8192xf32>
   %a = memopt.op "aten::linear"(%x, %tied) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x8192xf32>, tensor<1024x8192xf32>) -> tensor<8x1024xf32>
-  %t = memopt.op "aten::t"(%tied2) [#memopt.arg<0>] {views = array<i64: 0>} : (tensor<1024x8192xf32>) -> tensor<8192x1024xf32>
+  %a2 = memopt.op "aten::linear"(%x, %tied2) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x8192xf32>, tensor<1024x8192xf32>) -> tensor<8x1024xf32>
+  %h = memopt.op "aten::linear"(%x, %thrice) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x8192xf32>, tensor<1024x8192xf32>) -> tensor<8x1024xf32>
+  %t = memopt.op "aten::t"(%thrice) [#memopt.arg<0>] {views = array<i64: 0>} : (tensor<1024x8192xf32>) -> tensor<8192x1024xf32>
   %c = memopt.op "aten::linear"(%i, %t) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x1024xf32>, tensor<8192x1024xf32>) -> tensor<8x8192xf32>
+  %u = memopt.op "aten::mul"(%thrice, %thrice) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor"} : (tensor<1024x8192xf32>, tensor<1024x8192xf32>) -> tensor<1024x8192xf32>
   %d = memopt.op "aten::linear"(%x, %frozen) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x8192xf32>, tensor<1024x8192xf32>) -> tensor<8x1024xf32>
   %e = memopt.op "aten::linear"(%s, %four) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x4096xf32>, tensor<1024x4096xf32>) -> tensor<8x1024xf32>
   %f = memopt.op "aten::linear"(%x, %small) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x8192xf32>, tensor<16x8192xf32>) -> tensor<8x16xf32>
   %g = memopt.op "aten::linear"(%x, %wx) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x8192xf32>, tensor<2048x8192xf32>) -> tensor<8x2048xf32>
-  return %a, %c, %d, %e, %f, %g : tensor<8x1024xf32>, tensor<8x8192xf32>, tensor<8x1024xf32>, tensor<8x1024xf32>, tensor<8x16xf32>, tensor<8x2048xf32>
+  return %a, %c, %d, %e, %f, %g, %a2, %h, %u : tensor<8x1024xf32>, tensor<8x8192xf32>, tensor<8x1024xf32>, tensor<8x1024xf32>, tensor<8x16xf32>, tensor<8x2048xf32>, tensor<8x1024xf32>, tensor<8x1024xf32>, tensor<1024x8192xf32>
 }
 
 // -----
@@ -114,3 +118,34 @@ func.func @not_at_peak(%x: tensor<8x8192xf32>, %big: tensor<64x1024x1024xf32>) -
   return %y, %z : tensor<8x1024xf32>, tensor<64x1024x1024xf32>
 }
 
+
+// -----
+
+// An LM head tied to its token embedding (1024 x 8192 floats, 32 MiB):
+// autograd would hold the head's whole gradient from the head's backward
+// to the embedding's, at the end, then add their sum into `.grad`. The
+// head is marked; the runtime adds its blocks into a `.grad` of zeros and
+// the embedding's gradient after them (the same bits). Modelled: the head's
+// backward holds one 4 MiB block instead of 32 MiB, and nothing is held
+// through the backward in between (the tanh's); the embedding's own dense
+// gradient stays.
+// CHECK-LABEL: func.func @tied_head
+// CHECK: memopt.op "aten::linear"{{.*}}backward = #memopt.backward<weight_rows>
+// Eager: the held 32 MiB through the tanh's backward, then the embedding's
+// 32 MiB and their 32 MiB sum: 96 MiB. By rows: 32 MiB, the embedding's.
+// BASE-LABEL: memory-model @tied_head
+// BASE: backward aten::linear live 34144256
+// BASE-NEXT: backward aten::tanh live 34406400
+// BASE: peak 100728832 at backward aten::embedding
+// MODEL-LABEL: memory-model @tied_head
+// MODEL: backward aten::linear live 4784128
+// MODEL-NEXT: backward aten::tanh live 851968
+// MODEL: peak 33882112 at backward aten::embedding
+func.func @tied_head(%idx: tensor<8xi64>) -> tensor<8x1024xf32> {
+  %table = memopt.param "wte.weight" : tensor<1024x8192xf32>
+  %head = memopt.param "wte.weight" : tensor<1024x8192xf32>
+  %e = memopt.op "aten::embedding"(%table, %idx) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none, #memopt.none, #memopt.none] {overload = ""} : (tensor<1024x8192xf32>, tensor<8xi64>) -> tensor<8x8192xf32>
+  %h = memopt.op "aten::tanh"(%e) [#memopt.arg<0>] : (tensor<8x8192xf32>) -> tensor<8x8192xf32>
+  %y = memopt.op "aten::linear"(%h, %head) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none] {overload = ""} : (tensor<8x8192xf32>, tensor<1024x8192xf32>) -> tensor<8x1024xf32>
+  return %y : tensor<8x1024xf32>
+}

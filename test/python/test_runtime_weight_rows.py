@@ -154,6 +154,59 @@ def test_shared_weight_matches_eager(runtime):
     assert all(same(a, c) for a, c in zip(*results))
 
 
+def tied_step(runtime, x, w, g, idx, start, use_runtime):
+    """An LM head tied to its embedding: the head's weight is the table.
+    One backward from `.grad` = `start`; returns the gradients and the bytes
+    the backward allocated above the live ones."""
+    wi = w.clone().requires_grad_()
+    wi.grad = start.clone()
+    xi = x.clone().requires_grad_()
+    emb = F.embedding(idx, wi)
+    if use_runtime:
+        y = runtime.linear_weight_rows(xi, wi, None, "keep")
+    else:
+        y = F.linear(xi, wi)
+    loss = (y * g).sum() + (emb * 0.5).sum()
+    runtime.reset_peak_memory_stats()
+    live = runtime.memory_stats()[0]
+    loss.backward()
+    return wi.grad, xi.grad, runtime.memory_stats()[1] - live
+
+
+def test_tied_weight_by_rows_from_zero(runtime):
+    """From a `.grad` of zeros (zero_grad(set_to_none=False)), the head's
+    weight gradient goes into `.grad` by rows and the embedding's is added
+    after it: eager's bits (0 + (a + b) == (0 + a) + b), without holding
+    the head's whole gradient until the embedding's arrives."""
+    runtime.enable_memory_stats()
+    x, w, _, g = make((8,))
+    idx = torch.tensor([[3, 7, 3, 1200], [0, 5, 1279, 9]])
+    zeros = torch.zeros_like(w)
+    eager = tied_step(runtime, x, w, g, idx, zeros, use_runtime=False)
+    rows = tied_step(runtime, x, w, g, idx, zeros, use_runtime=True)
+    assert same(eager[0], rows[0]) and same(eager[1], rows[1])
+    weight_bytes = ROWS * COLS * 4
+    # Eager holds the head's gradient and the embedding's together; by rows
+    # only the embedding's whole gradient remains.
+    assert eager[2] >= 2 * weight_bytes
+    assert rows[2] <= weight_bytes + (5 << 20)
+
+
+@pytest.mark.parametrize("start", ["values", "negative zeros"])
+def test_tied_weight_falls_back_unless_grad_is_zero(runtime, start):
+    """Where `.grad` holds values (accumulation) or -0, the order of the two
+    additions would show: the whole gradient goes to autograd, as eager."""
+    runtime.enable_memory_stats()
+    x, w, _, g = make((8,))
+    idx = torch.tensor([[3, 7, 3, 1200]])
+    begin = (torch.full_like(w, 0.125) if start == "values"
+             else torch.full_like(w, -0.0))
+    eager = tied_step(runtime, x, w, g, idx, begin, use_runtime=False)
+    rows = tied_step(runtime, x, w, g, idx, begin, use_runtime=True)
+    assert same(eager[0], rows[0]) and same(eager[1], rows[1])
+    assert rows[2] >= 2 * ROWS * COLS * 4
+
+
 def test_autograd_grad_leaves_grad_alone(runtime):
     x, w, b, g = make((8,))
     wi = w.clone().requires_grad_()

@@ -317,7 +317,9 @@ def ChunkWeightGradients : Pass<"memopt-chunk-weight-gradients", "::mlir::func::
     PyTorch 1.x's default, or gradient accumulation), autograd computes a
     linear layer's weight gradient as a new weight-sized tensor and adds it
     into `.grad` afterwards. Every `aten::linear` outside checkpoint regions
-    whose weight is a trainable parameter used by no other op, with static
+    whose weight is a trainable parameter used by no other op (or by one
+    other op that is not a linear layer: an LM head tied to its token
+    embedding), with static
     shapes, and whose gradient spans more than four row blocks of about 4 MiB
     (include/memopt/Runtime/WeightGradChunks.h) gets
     `backward = #memopt.backward<weight_rows>`: the runtime
@@ -326,9 +328,12 @@ def ChunkWeightGradients : Pass<"memopt-chunk-weight-gradients", "::mlir::func::
     instead of the whole gradient. Each block is the same product over the
     same rows, so `.grad` gets the same bits; where the runtime finds
     `.grad` not allocated, hooks on the weight, or another holder of its
-    accumulator (DDP), it returns the whole gradient as eager does. A
-    weight used twice (a tied LM head) is left alone: autograd sums its
-    gradients before adding them. `memopt-insert-checkpoints` removes the
+    accumulator (DDP), it returns the whole gradient as eager does. Of a
+    tied weight autograd would hold the head's whole gradient until the
+    embedding's backward, then add their sum into `.grad`; the runtime adds
+    the head's blocks only into a `.grad` that is all +0 (zero_grad with
+    set_to_none=False), where (0 + a) + b has the bits of 0 + (a + b), and
+    otherwise returns the whole gradient. `memopt-insert-checkpoints` removes the
     mark again when its plan's peak holds without it, and from linear
     layers it moves into a region. memopt-compile runs it for CPU plans
     only (cuBLAS may reduce a block of rows in another order).
