@@ -77,8 +77,10 @@ private:
   /// node's input buffer. Records the sums' momentary high as `op`'s.
   void sumHeldParamGrads(Operation *op);
   /// A gradient block the runtime adds into `param`'s resident `.grad`
-  /// itself (weight gradients by row block): counts the use, holds nothing.
-  void addedIntoGrad(Value param, unsigned block,
+  /// itself (weight gradients by row block): counts the use, holds
+  /// nothing. False, doing nothing, where `param` is no parameter or a
+  /// region's backward collects its gradient.
+  bool addedIntoGrad(Value param, unsigned block,
                      SmallVectorImpl<unsigned> &temps);
   /// A new, retained storage for the sum of `param`'s gradients.
   unsigned newParamGradSum(Value param);

@@ -518,13 +518,20 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
   storage.release(old);
 }
 
-void MemorySimulator::addedIntoGrad(Value param, unsigned block,
+bool MemorySimulator::addedIntoGrad(Value param, unsigned block,
                                     SmallVectorImpl<unsigned> &temps) {
+  if (!params.contains(param))
+    return false;
   StringAttr path = cast<ParamOp>(param.getDefiningOp()).getPathAttr();
+  if (collecting.contains(path))
+    return false; // a region's backward returns it: summed as autograd does
+  // Nothing for autograd to hold for the parameter's other use (a tied
+  // embedding).
   unsigned &pending = pendingParamGrads[path];
   pending = pending ? pending - 1 : 0;
   storage.noteGradOf(param, block);
   temps.push_back(block);
+  return true;
 }
 
 unsigned MemorySimulator::newParamGradSum(Value param) {
@@ -657,14 +664,8 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
                             ? storage.newStorage(blocked)
                             : storage.newStorage(bytesOf(value, node.op));
         storage.retain(grad);
-        if (blocked >= 0 && params.contains(gradKey(value)) &&
-            !collecting.contains(
-                cast<ParamOp>(gradKey(value).getDefiningOp()).getPathAttr())) {
-          // Added into `.grad` a block at a time: nothing for autograd to
-          // hold for the parameter's other use (a tied embedding).
-          addedIntoGrad(gradKey(value), grad, temps);
+        if (blocked >= 0 && addedIntoGrad(gradKey(value), grad, temps))
           continue;
-        }
         if (int64_t unreduced =
                 fresh ? unreducedGradBytes(node.op, value) : 0) {
           temps.push_back(storage.newStorage(unreduced));

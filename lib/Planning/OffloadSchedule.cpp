@@ -17,25 +17,13 @@ int64_t mlir::memopt::getOffloadedBytes(CheckpointOp region) {
   return total;
 }
 
-/// Forward seconds of one top-level op; a region's body runs without grad.
-static double getForwardSeconds(Operation *op, const CostModel &cost) {
-  if (isa<TorchOp>(op))
-    return cost.getCost(op).seconds;
-  double seconds = 0;
-  if (isa<CheckpointOp>(op))
-    op->walk([&](TorchOp inner) { seconds += cost.getCost(inner).seconds; });
-  return seconds;
-}
-
-/// Backward seconds of one top-level op; a region's includes its recompute.
+/// Backward seconds of one top-level op; a region's includes its recompute
+/// (CostModel::getCost of a region is its body's forward).
 static double getBackwardSeconds(Operation *op, const CostModel &cost) {
-  if (isa<TorchOp>(op))
-    return cost.getBackwardSeconds(op);
-  double seconds = 0;
-  if (isa<CheckpointOp>(op))
-    op->walk([&](TorchOp inner) {
-      seconds += cost.getCost(inner).seconds + cost.getBackwardSeconds(inner);
-    });
+  if (!isa<CheckpointOp>(op))
+    return isa<TorchOp>(op) ? cost.getBackwardSeconds(op) : 0.0;
+  double seconds = cost.getCost(op).seconds;
+  op->walk([&](TorchOp inner) { seconds += cost.getBackwardSeconds(inner); });
   return seconds;
 }
 
@@ -50,7 +38,7 @@ ForwardCopies mlir::memopt::annotateOffloadHolds(func::FuncOp func,
   SmallVector<double> ends; // forward seconds at the end of each op
   double now = 0;
   for (Operation &op : body.without_terminator()) {
-    now += getForwardSeconds(&op, cost);
+    now += cost.getCost(&op).seconds; // a region: its body, without grad
     ops.push_back(&op);
     ends.push_back(now);
   }

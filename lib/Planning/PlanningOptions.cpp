@@ -65,6 +65,13 @@ static LogicalResult checkModulePaths(StringRef option,
   return success();
 }
 
+/// A number as an error message quotes it back.
+static std::string formatGiven(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
+}
+
 FailureOr<PlanningOptions> mlir::memopt::parsePlanningOptions(
     StringRef budget, StringRef prefer, StringRef device,
     double offloadBandwidthGBps, bool allowOverBudget,
@@ -88,10 +95,8 @@ FailureOr<PlanningOptions> mlir::memopt::parsePlanningOptions(
   }
   options.device = *parsedDevice;
   if (!(offloadBandwidthGBps > 0) || !std::isfinite(offloadBandwidthGBps)) {
-    std::string given;
-    llvm::raw_string_ostream(given) << llvm::format("%g", offloadBandwidthGBps);
-    error =
-        "--offload-bandwidth must be a positive number of GB/s, got " + given;
+    error = "--offload-bandwidth must be a positive number of GB/s, got " +
+            formatGiven(offloadBandwidthGBps);
     return failure();
   }
   options.offloadBandwidthGBps = offloadBandwidthGBps;
@@ -122,21 +127,18 @@ LogicalResult mlir::memopt::parseOffloadOptions(PlanningOptions &options,
                                                 StringRef policy,
                                                 double d2hBandwidthGBps,
                                                 std::string &error) {
-  if (policy.empty() || policy == "host") {
-    options.offloadKind = OffloadKind::host;
-  } else if (policy == "unified") {
-    options.offloadKind = OffloadKind::unified;
-  } else {
+  std::optional<OffloadKind> kind =
+      policy.empty() ? OffloadKind::host : symbolizeOffloadKind(policy);
+  if (!kind) {
     error = "unknown --offload-policy " + quoted(policy) +
             " (expected host or unified)";
     return failure();
   }
+  options.offloadKind = *kind;
   if (d2hBandwidthGBps < 0 || !std::isfinite(d2hBandwidthGBps)) {
-    std::string given;
-    llvm::raw_string_ostream(given) << llvm::format("%g", d2hBandwidthGBps);
     error = "--offload-d2h-bandwidth must be a positive number of GB/s (0: "
             "that of --offload-bandwidth), got " +
-            given;
+            formatGiven(d2hBandwidthGBps);
     return failure();
   }
   options.offloadD2HBandwidthGBps = d2hBandwidthGBps;
