@@ -65,7 +65,7 @@ def main() -> int:
             subprocess.run(
                 [str(tool), str(pt), "--input-shape",
                  "x:" + "x".join(map(str, shape)), "--analyze-only",
-                 "--report", str(report)], check=True, capture_output=True,
+                 "--intra-op-threads", "1", "--report", str(report)], check=True, capture_output=True,
                 env=env)
             predicted = json.loads(report.read_text())["signatures"][0][
                 "baseline"]["predicted_peak_bytes"]

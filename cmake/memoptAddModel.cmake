@@ -1,6 +1,6 @@
 # memopt_add_model(<target> MODEL <model.pt> INPUT_SHAPE <spec>...
 #                  [SPEC <signature>...] [BUDGET <b> | PREFER <p>]
-#                  [DEVICE cpu|cuda] [NO_STUBS]
+#                  [DEVICE cpu|cuda] [THREADS <n>|auto] [NO_STUBS]
 #                  [OPTIONS <memopt-compile arguments>...])
 #
 # Runs memopt-compile at build time (an ahead-of-time compile step):
@@ -18,6 +18,9 @@
 # generic compression kernels (docs/launch-stubs.md). The stubs are CUDA
 # sources too when the project enabled CUDA and DEVICE is cuda. NO_STUBS
 # makes <target> an INTERFACE library with the runtime and the header only.
+# THREADS is the intra-op thread count CPU training runs with (it picks the
+# convolution kernels); auto, the default, takes what a PyTorch process
+# started in the build's environment gets, and the header says which.
 # The compile re-runs when the model, the options or memopt-compile change,
 # and not otherwise.
 include_guard(GLOBAL)
@@ -25,7 +28,7 @@ include_guard(GLOBAL)
 set(_memopt_header_script "${CMAKE_CURRENT_LIST_DIR}/memoptModelHeader.cmake")
 
 function(memopt_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "NO_STUBS" "MODEL;BUDGET;PREFER;DEVICE"
+  cmake_parse_arguments(PARSE_ARGV 1 arg "NO_STUBS" "MODEL;BUDGET;PREFER;DEVICE;THREADS"
                         "INPUT_SHAPE;SPEC;OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "memopt_add_model(${target}): unknown arguments "
@@ -61,6 +64,9 @@ function(memopt_add_model target)
   endif()
   if(arg_DEVICE)
     list(APPEND args --device "${arg_DEVICE}")
+  endif()
+  if(arg_THREADS)
+    list(APPEND args --intra-op-threads "${arg_THREADS}")
   endif()
   list(APPEND args ${arg_OPTIONS})
 

@@ -7,6 +7,12 @@ file(READ "${REPORT}" json)
 string(MAKE_C_IDENTIFIER "${NAME}" id)
 string(TOUPPER "${id}" ID)
 string(JSON count LENGTH "${json}" signatures)
+string(JSON threads_type TYPE "${json}" options threads)
+if(threads_type STREQUAL "NUMBER")
+  string(JSON threads GET "${json}" options threads)
+else()
+  set(threads 0) # not a CPU plan
+endif()
 set(signatures "")
 set(baselines "")
 set(planned "")
@@ -41,6 +47,9 @@ inline constexpr int64_t kBaselinePeakBytes[] = {
 ${baselines}};
 inline constexpr int64_t kPlannedPeakBytes[] = {
 ${planned}};
+/// The intra-op threads CPU training was planned for (0: not a CPU plan):
+/// at::set_num_threads(kIntraOpThreads) trains as predicted.
+inline constexpr int kIntraOpThreads = ${threads};
 } // namespace memopt_models::${id}
 ")
 # Only a changed header makes dependents rebuild.

@@ -19,6 +19,9 @@ config.substitutions.append(("%memopt_src", config.memopt_src_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# memopt-compile plans for this environment's intra-op threads unless told
+# (--intra-op-threads auto); the checks are for one.
+config.environment["OMP_NUM_THREADS"] = "1"
 
 tool_dirs = [config.memopt_tools_dir, config.llvm_tools_dir]
 tools = ["memopt-opt", "memopt-translate", "memopt-compile"]

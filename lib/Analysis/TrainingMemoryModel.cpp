@@ -10,6 +10,8 @@
 #include "OpMemoryEffects.h"
 #include "memopt/Dialect/MemoptOps.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::memopt;
 
@@ -82,6 +84,14 @@ int64_t mlir::memopt::getWorldSize(Operation *op) {
   return 1;
 }
 
+int mlir::memopt::getIntraOpThreads(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kIntraOpThreadsAttrName))
+      return static_cast<int>(std::clamp<int64_t>(
+          attr.getValue().getSExtValue(), 1, kMaxIntraOpThreads));
+  return 1;
+}
+
 void mlir::memopt::inheritModelStamps(Operation *original, Operation *copy) {
   GradBuffers mode = getGradBuffers(original);
   if (mode != getGradBuffers(copy))
@@ -98,6 +108,11 @@ void mlir::memopt::inheritModelStamps(Operation *original, Operation *copy) {
     copy->setAttr(
         kWorldSizeAttrName,
         IntegerAttr::get(IntegerType::get(copy->getContext(), 64), worldSize));
+  int threads = getIntraOpThreads(original);
+  if (threads != getIntraOpThreads(copy))
+    copy->setAttr(
+        kIntraOpThreadsAttrName,
+        IntegerAttr::get(IntegerType::get(copy->getContext(), 64), threads));
 }
 
 TrainingMemoryOptions mlir::memopt::getStampedMemoryOptions(Operation *op) {
@@ -105,6 +120,7 @@ TrainingMemoryOptions mlir::memopt::getStampedMemoryOptions(Operation *op) {
   options.gradBuffers = getGradBuffers(op);
   options.device = getTrainingDevice(op);
   options.worldSize = getWorldSize(op);
+  options.intraOpThreads = getIntraOpThreads(op);
   return options;
 }
 

@@ -336,6 +336,11 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   if (options.worldSize > 1)
     (*module)->setAttr(kWorldSizeAttrName,
                        Builder(&context).getI64IntegerAttr(options.worldSize));
+  // CPU kernels follow the thread count (one-thread modules stay unstamped).
+  int threads = resolveIntraOpThreads(options, getDefaultIntraOpThreads());
+  if (options.planning.device == TrainingDevice::CPU && threads != 1)
+    (*module)->setAttr(kIntraOpThreadsAttrName,
+                       Builder(&context).getI64IntegerAttr(threads));
   // The CUDA side of the memory model (CPU modules stay unstamped).
   if (options.planning.device == TrainingDevice::CUDA)
     (*module)->setAttr(kTrainingDeviceAttrName,
@@ -368,7 +373,7 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   report.timings.importSeconds = phase.lap();
   if (shouldProbeKernels(options)) {
     FailureOr<KernelProbeSummary> probed =
-        probeKernelHighWaters(*module, KernelProbeOptions());
+        probeKernelHighWaters(*module, KernelProbeOptions{threads});
     if (failed(probed)) {
       if (!printer.errorPrinted())
         printer.error("the kernel probe failed");
@@ -386,6 +391,8 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   report.planning = options.planning;
   report.gradBuffers = gradBuffers.str();
   report.worldSize = options.worldSize;
+  report.intraOpThreads =
+      options.planning.device == TrainingDevice::CPU ? threads : 0;
   report.torchVersion = MEMOPT_TORCH_VERSION;
   report.fallback = options.fallback;
   report.strictSignatures = options.strictSignatures;

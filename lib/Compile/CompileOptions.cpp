@@ -12,6 +12,7 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -93,6 +94,16 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
             "it cannot stand for --device " +
             stringifyTrainingDevice(options.planning.device).str();
     return failure();
+  }
+  if (options.threads != "auto") {
+    int64_t count = 0;
+    if (StringRef(options.threads).getAsInteger(10, count) || count < 1 ||
+        count > kMaxIntraOpThreads) {
+      error = "--intra-op-threads must be auto or a count between 1 and " +
+              std::to_string(kMaxIntraOpThreads) + ", got " +
+              quoted(options.threads);
+      return failure();
+    }
   }
   if (!llvm::is_contained({"generic", "original"}, options.fallback)) {
     error = "unknown --fallback " + quoted(options.fallback) +
@@ -221,6 +232,15 @@ GradBuffers mlir::memopt::resolveGradBuffers(const CompileOptions &options) {
   // zero_grad() sets .grad to None by default since PyTorch 2.0.
   return MEMOPT_TORCH_VERSION_MAJOR >= 2 ? GradBuffers::Allocated
                                          : GradBuffers::Resident;
+}
+
+int mlir::memopt::resolveIntraOpThreads(const CompileOptions &options,
+                                        int defaultThreads) {
+  int64_t count = 0;
+  if (options.threads == "auto" ||
+      StringRef(options.threads).getAsInteger(10, count))
+    return std::max(defaultThreads, 1);
+  return static_cast<int>(count);
 }
 
 bool mlir::memopt::shouldProbeKernels(const CompileOptions &options) {

@@ -433,6 +433,10 @@ public:
                        text(stringifyTrainingDevice(planning.device)));
         json.attribute("grad_buffers", text(report.gradBuffers));
         json.attribute("world_size", report.worldSize);
+        if (report.intraOpThreads > 0)
+          json.attribute("threads", int64_t(report.intraOpThreads));
+        else
+          json.attribute("threads", nullptr);
         json.attribute("kernel_workspaces",
                        report.kernelWorkspaces.probed ? "probe" : "model");
         strings("checkpoint", planning.checkpoint);

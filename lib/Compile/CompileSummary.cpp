@@ -264,7 +264,11 @@ void CompileReport::printSummary(llvm::raw_ostream &os) const {
                      timings.planSeconds, timings.exportSeconds,
                      timings.totalSeconds);
   os << "planned for PyTorch " << torchVersion << " on "
-     << stringifyTrainingDevice(planning.device) << ", .grad "
+     << stringifyTrainingDevice(planning.device);
+  if (intraOpThreads > 0)
+    os << " with " << intraOpThreads << " intra-op thread"
+       << (intraOpThreads == 1 ? "" : "s");
+  os << ", .grad "
      << (gradBuffers == "allocated" ? "set to None between steps (allocated "
                                       "in backward)"
                                     : "zeroed in place between steps");

@@ -44,8 +44,8 @@ LogicalResult MemoptDialect::verifyOperationAttribute(Operation *op,
   bool declared = findDeclared<
       SourceAttrHelper, SignatureAttrHelper, BudgetAttrHelper,
       PassthroughAttrHelper, AssumesAttrHelper, ShapeAssumesAttrHelper,
-      GradBuffersAttrHelper, WorldSizeAttrHelper, DeviceAttrHelper,
-      AssumeBinaryAttrHelper, UnplannedPeakBytesAttrHelper,
+      GradBuffersAttrHelper, WorldSizeAttrHelper, IntraOpThreadsAttrHelper,
+      DeviceAttrHelper, AssumeBinaryAttrHelper, UnplannedPeakBytesAttrHelper,
       BudgetBytesAttrHelper, PlanAttrHelper, PrefetchScheduleAttrHelper,
       ReasonAttrHelper, SavedBytesAvoidedAttrHelper, OriginalMethodAttrHelper,
       GenericOfAttrHelper>(attr, valid, expectedType);
@@ -56,5 +56,10 @@ LogicalResult MemoptDialect::verifyOperationAttribute(Operation *op,
     return op->emitError("attribute '")
            << attr.getName().getValue() << "' must be of type " << expectedType
            << ", got " << attr.getValue();
+  if (attr.getName() == IntraOpThreadsAttrHelper::getNameStr() &&
+      cast<IntegerAttr>(attr.getValue()).getValue().getSExtValue() < 1)
+    return op->emitError("attribute '")
+           << attr.getName().getValue() << "' must be at least 1, got "
+           << attr.getValue();
   return success();
 }

@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
 #include <exception>
@@ -254,3 +255,5 @@ mlir::memopt::probeKernelHighWaters(ModuleOp module,
     return failure();
   return summary;
 }
+
+int mlir::memopt::getDefaultIntraOpThreads() { return at::get_num_threads(); }

@@ -480,11 +480,16 @@ def _shape_specs(input_shapes: InputShapes) -> List[str]:
 
 def compile_model(pt_path, out_path, input_shapes: InputShapes,
                   extra_args: Iterable[str] = (), report_path=None,
-                  timeout: float = 600) -> dict:
+                  timeout: float = 600, threads: Optional[int] = 1) -> dict:
     """Runs `memopt-compile pt_path -o out_path --input-shape ... --report R
-    extra_args...` (the binary from MEMOPT_BUILD_DIR/bin or build/bin) and
-    returns the parsed JSON report, plus the key "_compile" =
+    --intra-op-threads T extra_args...` (the binary from
+    MEMOPT_BUILD_DIR/bin or build/bin) and returns the parsed JSON report,
+    plus the key "_compile" =
     {"wall_s": seconds measured from outside, "cmd": [...], "stderr": ...}.
+
+    `threads` is the intra-op thread count the compiled module will be
+    measured with: run_worker's default of one; None leaves memopt-compile's
+    own default (this environment's).
 
     Raises CompileError (with `.infeasible`) when it exits non-zero.
     """
@@ -497,7 +502,10 @@ def compile_model(pt_path, out_path, input_shapes: InputShapes,
     cmd = [str(tool), str(pt_path), "-o", str(out_path)]
     for spec in _shape_specs(input_shapes):
         cmd += ["--input-shape", spec]
-    cmd += ["--report", str(report_path)] + [str(a) for a in extra_args]
+    cmd += ["--report", str(report_path)]
+    if threads is not None:
+        cmd += ["--intra-op-threads", str(threads)]
+    cmd += [str(a) for a in extra_args]
     t0 = time.perf_counter()
     result = subprocess.run(cmd, capture_output=True, text=True,
                             timeout=timeout)

@@ -26,6 +26,10 @@ class Options:
 
     def arguments(self) -> List[str]:
         args = ["--prefer", self.prefer, "--device", self.device]
+        if self.device == "cpu":
+            # CPU kernels (and what they allocate) follow the thread count:
+            # plan for the one this process trains with when it compiles.
+            args += ["--intra-op-threads", str(torch.get_num_threads())]
         if self.world_size > 1:
             args += ["--world-size", str(self.world_size)]
         if self.budget is not None:

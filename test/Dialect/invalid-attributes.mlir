@@ -24,6 +24,13 @@ func.func @budget_as_text() attributes {memopt.budget_bytes = "1GiB"} {
 
 // -----
 
+// expected-error @+1 {{attribute 'memopt.intra_op_threads' must be at least 1, got 0 : i64}}
+func.func @no_threads() attributes {memopt.intra_op_threads = 0 : i64} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{plan byte counts and segments must not be negative}}
 func.func @negative_peak() attributes {memopt.plan = #memopt.plan<baseline_peak_bytes = -5, planned_peak_bytes = 1, budget_bytes = -1, feasible = true, min_reachable_peak_bytes = 1, recompute_seconds = 0.0, step_seconds = 0.0, preference = speed, segments = 1>} {
   return

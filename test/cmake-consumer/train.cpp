@@ -57,6 +57,9 @@ int main(int argc, char **argv) {
   std::stringstream dims(argv[2]);
   for (std::string dim; std::getline(dims, dim, ',');)
     shape.push_back(std::stoll(dim));
+  // Train with the threads the plan was made for: they pick the kernels.
+  if (memopt_models::net::kIntraOpThreads > 0)
+    at::set_num_threads(memopt_models::net::kIntraOpThreads);
   torch::manual_seed(1);
   torch::Tensor x = torch::randn(shape);
 
@@ -75,6 +78,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; bitwise && i < a.size(); ++i)
     bitwise = a[i].sizes() == b[i].sizes() && torch::equal(a[i], b[i]);
   std::printf("signature %s\n", memopt_models::net::kSignatures[0]);
+  std::printf("intra-op threads %d\n", at::get_num_threads());
   std::printf("parameters %zu bitwise %d\n", a.size(), bitwise ? 1 : 0);
   std::printf("measured peak original %lld compiled %lld\n",
               (long long)originalPeak, (long long)compiledPeak);

@@ -159,8 +159,10 @@ def compile_(pt, specs, *extra, output=None):
     """(report, emitted IR) of memopt-compile (analysis only without
     `output`)."""
     report = pt.with_suffix(f".{abs(hash((extra, output)))}.json")
+    # Measured on one intra-op thread (below).
     command = [str(tool_path("memopt-compile")), str(pt), "--report",
-               str(report), "--emit-mlir", "-", *extra]
+               str(report), "--emit-mlir", "-", "--intra-op-threads", "1",
+               *extra]
     for spec in specs:
         command += ["--input-shape", spec]
     command += ["-o", str(output)] if output else ["--analyze-only"]

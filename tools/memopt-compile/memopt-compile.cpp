@@ -103,6 +103,13 @@ static cl::opt<std::string> kernelWorkspaces(
              "formulas for PyTorch 1.13's oneDNN); auto probes for --device "
              "cpu"),
     cl::value_desc("auto|probe|model"), cl::init("auto"), cl::cat(category));
+static cl::opt<std::string> threads(
+    "intra-op-threads",
+    cl::desc("Intra-op threads CPU training runs with (torch.get_num_threads "
+             "there); they pick the convolution kernels and the buffers they "
+             "allocate. auto: what a PyTorch process started here gets "
+             "(OMP_NUM_THREADS, else the cores)"),
+    cl::value_desc("N|auto"), cl::init("auto"), cl::cat(category));
 static cl::list<std::string>
     checkpoint("checkpoint",
                cl::desc("Module paths forced into checkpoint regions"),
@@ -198,6 +205,7 @@ int main(int argc, char **argv) {
   options.fallback = fallback;
   options.gradBuffers = gradBuffers;
   options.kernelWorkspaces = kernelWorkspaces;
+  options.threads = threads;
   options.worldSize = worldSize;
   options.passPipeline = passPipeline;
   options.analyzeOnly = analyzeOnly;

@@ -25,8 +25,9 @@ def TestMemoryModel : Pass<"memopt-test-memory-model", "::mlir::ModuleOp"> {
            "Count a new loss gradient for each returned tensor">,
     Option<"kernelWorkspaces", "kernel-workspaces", "bool", "true",
            "Count the transient buffers of CPU kernels (oneDNN convolutions)">,
-    Option<"threads", "threads", "int", "1",
-           "Intra-op threads of the process the prediction is for">,
+    Option<"threads", "threads", "int", "0",
+           "Intra-op threads of the process the prediction is for (0: the "
+           "module's memopt.intra_op_threads, else one)">,
   ];
 }
 

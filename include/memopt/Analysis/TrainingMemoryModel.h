@@ -69,9 +69,15 @@ int64_t getAllocatedBytes(int64_t bytes, TrainingDevice device);
 /// `memopt.world_size` (1 if none).
 int64_t getWorldSize(Operation *op);
 
+/// The most intra-op threads a plan is made for.
+inline constexpr int64_t kMaxIntraOpThreads = 4096;
+/// Intra-op threads stamped on `op` or its nearest ancestor as
+/// `memopt.intra_op_threads` (1 if none).
+int getIntraOpThreads(Operation *op);
+
 /// Stamps `copy` (a detached scratch copy of, or function made from, part
-/// of `original`) with `original`'s gradient-buffer mode, device and world
-/// size, so that models of it agree.
+/// of `original`) with `original`'s gradient-buffer mode, device, world
+/// size and intra-op threads, so that models of it agree.
 void inheritModelStamps(Operation *original, Operation *copy);
 
 struct TrainingMemoryOptions {

@@ -62,6 +62,10 @@ struct CompileOptions {
   /// PyTorch on this CPU and uses what it allocated; `model` uses the
   /// formulas (PyTorch 1.13's oneDNN); `auto`: probe for --device cpu.
   std::string kernelWorkspaces = "auto";
+  /// --intra-op-threads: the threads CPU training runs with (a count, or
+  /// `auto`: what a PyTorch process started in this environment gets). They
+  /// pick the convolution kernels, and so the probe runs them with as many.
+  std::string threads = "auto";
   /// Data-parallel processes (DDP) training the model, each on the batch
   /// the input shapes give: the plan, budget and peak are per process, and
   /// its resident bytes hold DDP's gradient buckets when above one.
@@ -85,6 +89,10 @@ struct CompileOptions {
 /// `options.gradBuffers` (valid: validateCompileOptions) with `auto`
 /// resolved for the PyTorch this build targets.
 GradBuffers resolveGradBuffers(const CompileOptions &options);
+
+/// `options.threads` (valid) as a count, `auto` resolved to
+/// `defaultThreads`.
+int resolveIntraOpThreads(const CompileOptions &options, int defaultThreads);
 
 /// True when `options.kernelWorkspaces` (valid) asks for the kernel probe.
 bool shouldProbeKernels(const CompileOptions &options);

@@ -158,6 +158,8 @@ struct CompileReport {
   std::string gradBuffers = "resident";
   /// Data-parallel processes; budgets, plans and peaks are per process.
   int64_t worldSize = 1;
+  /// Intra-op threads CPU training was planned for (0: not a CPU plan).
+  int intraOpThreads = 1;
   KernelWorkspaceReport kernelWorkspaces;
   /// The PyTorch (LibTorch) the compiler and its tables were built for.
   std::string torchVersion;

@@ -50,6 +50,11 @@ inline constexpr llvm::StringLiteral kGradBuffersAttrName =
 /// buckets beside its parameters.
 inline constexpr llvm::StringLiteral kWorldSizeAttrName =
     MemoptDialect::WorldSizeAttrHelper::getNameStr();
+/// Module or function: the intra-op threads training on the CPU runs with
+/// (i64, absent: one). They choose PyTorch's convolution kernels and the
+/// per-thread buffers those allocate.
+inline constexpr llvm::StringLiteral kIntraOpThreadsAttrName =
+    MemoptDialect::IntraOpThreadsAttrHelper::getNameStr();
 /// Module or function: "cpu" or "cuda", where training runs.
 inline constexpr llvm::StringLiteral kTrainingDeviceAttrName =
     MemoptDialect::DeviceAttrHelper::getNameStr();

@@ -37,6 +37,7 @@ def Memopt_Dialect : Dialect {
     "::mlir::ArrayAttr":$shape_assumes,
     "::mlir::StringAttr":$grad_buffers,
     "::mlir::IntegerAttr":$world_size,
+    "::mlir::IntegerAttr":$intra_op_threads,
     "::mlir::StringAttr":$device,
     "::mlir::ArrayAttr":$assume_binary,
     "::mlir::IntegerAttr":$unplanned_peak_bytes,

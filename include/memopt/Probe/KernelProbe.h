@@ -38,6 +38,11 @@ struct KernelProbeSummary {
 FailureOr<KernelProbeSummary>
 probeKernelHighWaters(ModuleOp module, const KernelProbeOptions &options);
 
+/// The intra-op threads a PyTorch process started in this environment runs
+/// with (OMP_NUM_THREADS, else the cores): what training gets unless it
+/// calls torch.set_num_threads.
+int getDefaultIntraOpThreads();
+
 } // namespace mlir::memopt
 
 #endif // MEMOPT_PROBE_KERNELPROBE_H

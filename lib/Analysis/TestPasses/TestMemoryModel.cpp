@@ -43,7 +43,8 @@ struct TestMemoryModelPass
       TrainingMemoryOptions options = getStampedMemoryOptions(func);
       options.countOutputGradients = countOutputGradients;
       options.kernelWorkspaces = kernelWorkspaces;
-      options.intraOpThreads = threads;
+      if (threads > 0)
+        options.intraOpThreads = threads;
       TrainingMemoryModel model(func, options);
       os << "memory-model @" << func.getSymName() << "\n";
       func.walk([&](Operation *op) {

@@ -1,10 +1,12 @@
 //===- ImportTranslation.cpp - memopt-translate --import-torchscript ------===//
 #include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Conversion/TorchScriptImport.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptDialect.h"
 #include "memopt/Probe/KernelProbe.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
@@ -48,8 +50,9 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
                      "cpu"));
   static llvm::cl::opt<int> probeThreads(
       "probe-threads",
-      llvm::cl::desc("--probe-kernels: intra-op threads the kernels run "
-                     "with (as training will)"),
+      llvm::cl::desc(
+          "--probe-kernels: intra-op threads the kernels run "
+          "with (as training will); the module is stamped with them"),
       llvm::cl::init(1));
   static TranslateToMLIRRegistration registration(
       "import-torchscript", "import a TorchScript .pt into the memopt dialect",
@@ -99,6 +102,11 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
           probeOptions.threads = probeThreads;
           if (failed(probeKernelHighWaters(*imported, probeOptions)))
             return nullptr;
+          // The formulas then assume the threads the marks were made with.
+          if (probeThreads > 1)
+            (*imported)->setAttr(
+                kIntraOpThreadsAttrName,
+                Builder(context).getI64IntegerAttr(probeThreads));
         }
         return OwningOpRef<Operation *>(imported.release());
       },
