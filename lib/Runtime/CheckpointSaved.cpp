@@ -3,6 +3,7 @@
 #include "CheckpointSaved.h"
 #include "LaunchStubDispatch.h"
 #include "OffloadInternal.h"
+#include "OffloadStubDispatch.h"
 
 #include <c10/util/Exception.h>
 
@@ -34,6 +35,7 @@ void SavedInputs::save(at::TensorList inputs,
                        const std::string &regionName) {
   TORCH_INTERNAL_ASSERT(entries_.size() == inputs.size());
   packWithStub(inputs, policies, regionName);
+  offloadWithStub(inputs, policies, regionName);
   for (size_t i = 0; i < inputs.size(); ++i) {
     Entry &e = entries_[i];
     if (e.done)
@@ -120,6 +122,43 @@ void SavedInputs::packWithStub(at::TensorList inputs,
     e.packed = PackedTensor{payloads[k], kinds[k], tensors[k].sizes().vec(),
                             tensors[k].scalar_type(), tensors[k].device()};
     e.how = Entry::How::Packed;
+    e.done = true;
+  }
+}
+
+void SavedInputs::offloadWithStub(at::TensorList inputs,
+                                  const std::vector<SavePolicy> &policies,
+                                  const std::string &regionName) {
+  std::vector<size_t> indices;
+  std::vector<at::Tensor> tensors;
+  std::string trigger;
+  for (size_t i = 0; i < inputs.size() && !policies.empty(); ++i) {
+    if (entries_[i].done || policies[i].kind != SaveKind::OffloadHost)
+      continue;
+    const at::Tensor &x = inputs[i];
+    // What the generic path keeps as it is stays with it.
+    if ((x.is_cpu() && !offloadSimulation()) || x.numel() == 0)
+      return;
+    if (!indices.empty() && policies[i].prefetchAt != trigger)
+      return; // the generic path reports it
+    trigger = policies[i].prefetchAt;
+    indices.push_back(i);
+    tensors.push_back(x.detach());
+  }
+  const memopt_stub_offload_site *site = stubs::findOffloadSite(
+      regionName, trigger.empty() ? regionName : trigger, tensors);
+  if (!site)
+    return;
+  auto group = std::make_shared<OffloadGroup>();
+  group->setTrigger(trigger);
+  std::optional<std::vector<size_t>> slots = group->addSite(*site, tensors);
+  if (!slots)
+    return; // no room for the block: tensor by tensor, as the pool allows
+  group_ = std::move(group);
+  for (size_t k = 0; k < indices.size(); ++k) {
+    Entry &e = entries_[indices[k]];
+    e.how = Entry::How::Offloaded;
+    e.index = (*slots)[k];
     e.done = true;
   }
 }

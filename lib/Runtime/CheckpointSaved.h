@@ -56,6 +56,13 @@ private:
   void packWithStub(at::TensorList inputs,
                     const std::vector<SavePolicy> &policies,
                     const std::string &regionName);
+  /// Offloads the inputs going to host memory with one call of a registered
+  /// offload site of this region (OffloadStubDispatch.h), when one matches
+  /// them and the pool has room for its block; marks them done. Otherwise
+  /// leaves them to the generic path.
+  void offloadWithStub(at::TensorList inputs,
+                       const std::vector<SavePolicy> &policies,
+                       const std::string &regionName);
 
   struct Entry {
     enum class How { Kept, Snapshot, Packed, Offloaded } how = How::Kept;

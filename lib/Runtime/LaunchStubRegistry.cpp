@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "LaunchStubDispatch.h"
+#include "OffloadStubDispatch.h"
 
 #include <c10/util/Exception.h>
 #include <torch/library.h>
@@ -368,6 +369,7 @@ extern "C" void memopt_launch_counts(int64_t *generic, int64_t *stubs) {
 extern "C" void memopt_reset_launch_counts(void) {
   gGeneric.store(0);
   gStubs.store(0);
+  resetOffloadCopyCounts();
 }
 
 TORCH_LIBRARY_FRAGMENT(memopt, m) {

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OffloadInternal.h"
+#include "OffloadStubDispatch.h"
 
 #include <c10/core/StreamGuard.h>
 #include <c10/util/Exception.h>
@@ -30,7 +31,7 @@ struct OffloadGroup::Slot {
   std::shared_ptr<HostLease> lease; // Host: the pool buffer
   at::Tensor offloaded;             // host view of the lease, or managed tensor
   at::Tensor restored;              // on the device again, after prefetch
-  std::unique_ptr<c10::Event> ready;
+  std::shared_ptr<c10::Event> ready; // one event may serve a whole site
   std::vector<int64_t> sizes, strides;
   at::TensorOptions options;
   bool onDevice = false; // device tensor (streams and events apply)
@@ -109,10 +110,104 @@ size_t OffloadGroup::add(const at::Tensor &t, OffloadTarget target) {
   }
   if (side)
     recordTensorOnStream(t, *side);
+  stubs::countGenericCopy();
   offloadCounters().tensors++;
   offloadCounters().bytes += nbytes;
   slots_.push_back(std::move(slot));
   return slots_.size() - 1;
+}
+
+std::optional<std::vector<size_t>>
+OffloadGroup::addSite(const memopt_stub_offload_site &site,
+                      const std::vector<at::Tensor> &tensors) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TORCH_INTERNAL_ASSERT(!sealed_ && slots_.empty() && !tensors.empty() &&
+                            tensors.size() == static_cast<size_t>(site.count),
+                        "OffloadGroup::addSite out of order");
+  const at::Device device = tensors[0].device();
+  const bool onDevice = !device.is_cpu();
+  std::optional<c10::Stream> side;
+  if (onDevice) {
+    side = sideStream(device);
+    streamWaitsFor(*side, currentStream(device));
+  }
+  std::shared_ptr<HostLease> lease =
+      acquireHostBuffer(site.host_bytes, /*pinned=*/onDevice, side);
+  if (!lease)
+    return std::nullopt;
+  lease->lastUser = side;
+  std::vector<const void *> sources;
+  for (const at::Tensor &t : tensors)
+    sources.push_back(t.data_ptr());
+  int err = site.offload(sources.data(), lease->bytes.data_ptr(),
+                         stubs::offloadStreamFor(site, device));
+  TORCH_CHECK(err == 0, "memopt: offload stub of region '", site.name,
+              "' failed (error ", err, ")");
+  stubs::countStubCopy();
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const at::Tensor &t = tensors[i];
+    auto slot = std::make_unique<Slot>();
+    slot->target = OffloadTarget::Host;
+    slot->onDevice = onDevice;
+    slot->sizes = t.sizes().vec();
+    slot->strides = t.strides().vec();
+    slot->options = t.options();
+    slot->lease = lease; // shared: the block returns with the last slot
+    const memopt_stub_copy &copy = site.copies[i];
+    slot->offloaded =
+        lease->bytes.narrow(0, copy.offset, copy.numel * copy.element_size)
+            .view(t.scalar_type())
+            .as_strided(slot->sizes, slot->strides, 0);
+    if (side)
+      recordTensorOnStream(t, *side);
+    offloadCounters().tensors++;
+    offloadCounters().bytes += copy.numel * copy.element_size;
+    slots_.push_back(std::move(slot));
+    indices.push_back(slots_.size() - 1);
+  }
+  site_ = &site;
+  return indices;
+}
+
+bool OffloadGroup::prefetchSiteLocked() {
+  if (!site_)
+    return false;
+  const size_t count = static_cast<size_t>(site_->count);
+  if (slots_.size() < count)
+    return false; // released
+  // All out, none back yet: one launcher call. Otherwise (a retained
+  // graph's second backward took some already) slot by slot.
+  for (size_t i = 0; i < count; ++i)
+    if (!slots_[i]->offloaded.defined() || slots_[i]->restored.defined())
+      return false;
+  const Slot &first = *slots_[0];
+  const c10::Device device = first.options.device();
+  std::optional<c10::Stream> side;
+  if (first.onDevice) {
+    side = sideStream(device);
+    // Allocated on the compute stream, written on the side stream.
+    streamWaitsFor(*side, currentStream(device));
+  }
+  std::vector<void *> targets;
+  for (size_t i = 0; i < count; ++i) {
+    Slot &slot = *slots_[i];
+    slot.restored = at::empty_strided(slot.sizes, slot.strides, slot.options);
+    targets.push_back(slot.restored.data_ptr());
+  }
+  int err = site_->prefetch(first.lease->bytes.data_ptr(), targets.data(),
+                            stubs::offloadStreamFor(*site_, device));
+  TORCH_CHECK(err == 0, "memopt: prefetch stub of region '", site_->name,
+              "' failed (error ", err, ")");
+  stubs::countStubCopy();
+  if (side) {
+    std::shared_ptr<c10::Event> ready = recordEvent(*side);
+    for (size_t i = 0; i < count; ++i) {
+      recordTensorOnStream(slots_[i]->restored, *side);
+      slots_[i]->ready = ready;
+    }
+  }
+  return true;
 }
 
 void OffloadGroup::setTrigger(std::string name) {
@@ -141,7 +236,11 @@ bool OffloadGroup::prefetchLocked() {
   if (prefetched_)
     return false;
   prefetched_ = true;
-  for (auto &slot : slots_) {
+  bool siteDone = prefetchSiteLocked();
+  for (size_t index = 0; index < slots_.size(); ++index) {
+    if (siteDone && index < static_cast<size_t>(site_->count))
+      continue;
+    auto &slot = slots_[index];
     if (slot->kept.defined() || !slot->offloaded.defined() ||
         slot->restored.defined())
       continue;
@@ -149,6 +248,7 @@ bool OffloadGroup::prefetchLocked() {
       slot->restored =
           at::empty_strided(slot->sizes, slot->strides, slot->options);
       slot->restored.copy_(slot->offloaded);
+      stubs::countGenericCopy();
       continue;
     }
     c10::Device device = slot->options.device();
@@ -169,6 +269,7 @@ bool OffloadGroup::prefetchLocked() {
       }
       recordTensorOnStream(slot->restored, side);
     }
+    stubs::countGenericCopy();
     slot->ready = recordEvent(side);
   }
   return true;

@@ -115,6 +115,44 @@ def train(args, ops):
             "stubs": counts["stubs"]}
 
 
+def offload(args, ops):
+    """As train, for a CUDA plan whose regions offload inputs (simulated on
+    CPU tensors: into the runtime's host pool and back): two instances, the
+    generic offload group and the offload stubs, gradients bitwise equal;
+    offload and prefetch copy calls per step of each."""
+    ops._set_offload_simulation(True)
+    torch.manual_seed(0)
+    generic = torch.jit.load(args["compiled"])
+    stubbed = torch.jit.load(args["compiled"])
+    stubbed.load_state_dict(generic.state_dict())
+    x = torch.randn(args["shape"])
+    opts = {m: torch.optim.SGD(m.parameters(), lr=0.05)
+            for m in (generic, stubbed)}
+    counts, stats = {}, {}
+    equal = True
+    for step in range(args["steps"]):
+        grads = {}
+        for name, model, enabled in (("generic", generic, False),
+                                     ("stubs", stubbed, True)):
+            ops.set_launch_stubs(enabled)
+            opts[model].zero_grad(set_to_none=False)
+            ops.reset_launch_counts()
+            ops.reset_offload_stats()
+            torch.manual_seed(100 + step)
+            model(x).float().square().sum().backward()
+            counts[name] = ops.offload_copy_counts()
+            stats[name] = ops.offload_stats()
+            grads[name] = [p.grad.clone() for p in model.parameters()]
+            opts[model].step()
+        equal &= all(torch.equal(a, b)
+                     for a, b in zip(grads["generic"], grads["stubs"]))
+    equal &= all(torch.equal(a, b) for a, b in
+                 zip(generic.state_dict().values(),
+                     stubbed.state_dict().values()))
+    return {"equal": bool(equal), "copies": counts, "stats": stats,
+            "offload_sites": ops.offload_stub_sites()}
+
+
 def main():
     runtime, stubs, case, args = sys.argv[1:5]
     torch.ops.load_library(runtime)
@@ -123,7 +161,7 @@ def main():
     torch.ops.load_library(stubs)
     result = {"sites_before": before, "sites": ops.launch_stub_sites()}
     result.update({"formats": formats, "nonbinary": nonbinary,
-                   "train": train}[case](json.loads(args), ops))
+                   "train": train, "offload": offload}[case](json.loads(args), ops))
     print(json.dumps(result))
 
 

@@ -9,12 +9,23 @@ eager bit for bit; the runtime's counters must show every offloaded tensor
 moved once per step and every early prefetch of the schedule issued once per
 step, none falling back to keeping the tensor.
 
+The same plan's launch stubs (`--emit-stubs`, host launchers built with the
+system compiler) hold its copy schedule: one offload site per region,
+every tensor at a static offset of one host block, the trigger as planned.
+Trained with them, every region's inputs go out in one launcher call and
+come back in one, with the same gradients as the generic copies.
+
 The plan is made and trained with `.grad` zeroed in place (`--grad-buffers
 resident`) on every PyTorch: at this size, with gradients allocated in the
 step, ResNet-18's peak is its parameter gradients, which no offload lowers.
 """
+import json
 import os
+import re
+import subprocess
 import sys
+
+import pathlib
 
 import pytest
 import torch
@@ -26,6 +37,7 @@ os.environ.setdefault("MEMOPT_BUILD_DIR", str(BUILD))
 from memopt import measure  # noqa: E402
 
 MODEL, KWARGS, STEPS = "resnet18", dict(batch=4, image=64), 2
+NVCC = pathlib.Path("/usr/local/cuda/bin/nvcc")
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +50,8 @@ def compiled(tmp_path_factory):
     out = directory / "model.cuda.pt"
     report = measure.compile_model(
         source, out, specs, ["--prefer", "memory", "--device", "cuda",
-                             "--grad-buffers", "resident"])
+                             "--grad-buffers", "resident",
+                             "--emit-stubs", directory / "stubs"])
     return out, report["signatures"][0]
 
 
@@ -121,3 +134,60 @@ def test_unified_policy_plans_managed_memory(tmp_path, runtime):
     entry = run["compiled"]["unified"]
     assert "error" not in entry, entry.get("error")
     assert entry["compare"]["bitwise"], entry["compare"]["problems"][:5]
+
+
+def test_offload_stubs_carry_the_schedule_and_train_alike(compiled, tmp_path):
+    path, signature = compiled
+    source = path.parent / "stubs" / "model.stubs.cpp"
+    text = source.read_text()
+    offloaded = signature["offloaded"]
+    regions = {o["used_by"][len("region "):] for o in offloaded}
+    sites = re.findall(r'^// offload\d+: region "([^"]+)", (\d+) tensor', text,
+                       re.M)
+    assert {name for name, _ in sites} == regions, sites
+    assert sum(int(n) for _, n in sites) == len(offloaded)
+    for o in offloaded:
+        region = o["used_by"][len("region "):]
+        assert (f'// offload' in text and
+                f'back: host -> device when the backward of region '
+                f'"{o["prefetch_at"]}" starts' in text), o
+        assert f'{{"{region}", "{o["prefetch_at"]}", MEMOPT_STUB_HOST' in text
+    library = tmp_path / "libmodel_stubs.so"
+    measure.build_launch_stubs(source, library)
+    shape = [KWARGS["batch"], 3, KWARGS["image"], KWARGS["image"]]
+    out = subprocess.run(
+        [sys.executable, REPO / "test" / "python" / "stub_worker.py",
+         measure.runtime_library_path(), library, "offload",
+         json.dumps({"compiled": str(path), "shape": shape, "steps": STEPS})],
+        capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["offload_sites"] == len(regions), got
+    assert got["equal"], got
+    # [generic, stubs] copy calls in one step: tensor by tensor out and
+    # back, or one launcher call per region each way.
+    assert got["copies"]["generic"] == [2 * len(offloaded), 0], got
+    assert got["copies"]["stubs"] == [0, 2 * len(regions)], got
+    # The same tensors and bytes moved, none kept for want of room.
+    tensors, moved, fallbacks = got["stats"]["stubs"][:3]
+    assert [tensors, moved, fallbacks] == got["stats"]["generic"][:3]
+    assert tensors == len(offloaded) and fallbacks == 0
+
+
+@pytest.mark.skipif(not NVCC.exists(), reason="no nvcc at /usr/local/cuda")
+def test_offload_stubs_compile_with_nvcc(compiled, tmp_path):
+    """The CUDA launchers of the copy schedule (cudaMemcpyAsync on the side
+    stream) build with nvcc: one out and one back per offload site."""
+    path, _ = compiled
+    source = path.parent / "stubs" / "model.stubs.cpp"
+    obj = tmp_path / "stubs.o"
+    out = subprocess.run(
+        [NVCC, "-x", "cu", "-std=c++17", f"-I{REPO / 'include'}",
+         "-arch=sm_90", "-c", "-o", obj, source],
+        capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    symbols = subprocess.run(["nm", "-C", obj], capture_output=True,
+                             text=True).stdout
+    launchers = set(re.findall(r"(offload\d+Cuda(?:Out|Back))\(", symbols))
+    sites = len(re.findall(r"^// offload\d+: ", source.read_text(), re.M))
+    assert sites and len(launchers) == 2 * sites, sorted(launchers)

@@ -172,7 +172,9 @@ def analyze(pt, shape, *extra, cache="off"):
     result = subprocess.run(
         [str(tool_path("memopt-compile")), str(pt), "--input-shape",
          shape_spec(shape), "--analyze-only", "--report", str(report),
-         "--emit-mlir", "-", *extra], capture_output=True, text=True, env=env)
+         # Measured on one intra-op thread (below).
+         "--intra-op-threads", "1", "--emit-mlir", "-", *extra],
+        capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     return json.loads(report.read_text()), result.stdout
 

@@ -12,6 +12,7 @@
 #define MEMOPT_RUNTIME_LAUNCHSTUBHOST_H
 
 #include <stdint.h>
+#include <string.h>
 
 namespace memopt_stubs {
 
@@ -80,6 +81,11 @@ template <class T, int64_t N> void hostBoolUnpack(const void *data, void *out) {
   auto *values = static_cast<typename T::U *>(out);
   for (int64_t i = 0; i < N; ++i)
     values[i] = bytes[i] ? T::kOne : 0;
+}
+
+/// An offload site's copy of one tensor: `Bytes` bytes, either way.
+template <int64_t Bytes> void hostCopy(void *to, const void *from) {
+  memcpy(to, from, Bytes);
 }
 
 } // namespace memopt_stubs

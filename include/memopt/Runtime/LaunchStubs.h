@@ -102,6 +102,62 @@ int64_t memopt_launch_stub_sites(void);
 void memopt_set_launch_stubs_enabled(int enabled);
 int memopt_launch_stubs_enabled(void);
 
+/// One tensor an offload site moves: `numel` elements of `element_size`
+/// bytes (a contiguous tensor), at `offset` in the site's host block.
+typedef struct memopt_stub_copy {
+  int64_t numel;
+  int32_t element_size;
+  int32_t reserved; // 0
+  int64_t offset;   // multiple of MEMOPT_STUB_COPY_ALIGN
+} memopt_stub_copy;
+
+/// Offsets in a site's host block are multiples of this (any element type,
+/// and whole cache lines).
+#define MEMOPT_STUB_COPY_ALIGN 256
+
+/// Copies tensor i of the site from `device[i]` to `host + copies[i].offset`
+/// (CUDA sites: asynchronously on `stream`, the runtime's side stream, which
+/// already waits for the forward that wrote them). Returns 0 or a
+/// cudaError_t.
+typedef int (*memopt_stub_offload_fn)(const void *const *device, void *host,
+                                      void *stream);
+/// The way back: `host + copies[i].offset` to `device[i]` on `stream`.
+typedef int (*memopt_stub_prefetch_fn)(const void *host, void *const *device,
+                                       void *stream);
+
+/// A checkpoint region of a CUDA plan whose inputs go to pinned host memory
+/// (`#memopt.offload<host>`): the copy schedule memopt-schedule-prefetch
+/// made, with every size fixed. The inputs go out on the side stream when
+/// the region's forward has run, and come back when the backward of region
+/// `trigger` starts (the region itself when it names itself).
+typedef struct memopt_stub_offload_site {
+  const char *name;    // the region
+  const char *trigger; // the region whose backward starts the prefetch
+  int32_t device;      // memopt_stub_device
+  int32_t count;       // tensors offloaded
+  const memopt_stub_copy *copies;
+  int64_t host_bytes; // the site's host block
+  int32_t held_for;   // forward ops the copies run alongside (modelled)
+  int32_t reserved;   // 0
+  memopt_stub_offload_fn offload;
+  memopt_stub_prefetch_fn prefetch;
+} memopt_stub_offload_site;
+
+/// Registers the offload sites of `model` (same rules as
+/// memopt_register_launch_stubs).
+int memopt_register_offload_stubs(int32_t abi_version, const char *model,
+                                  const memopt_stub_offload_site *sites,
+                                  int32_t count);
+
+/// Offload sites registered so far (every model).
+int64_t memopt_offload_stub_sites(void);
+
+/// Offload and prefetch copy calls since the last reset: `generic` counts
+/// one per tensor the runtime's generic offload group copies (each a
+/// separate copy call), `stubs` one per site launcher call (all of a
+/// site's tensors). Reset with memopt_reset_launch_counts.
+void memopt_offload_copy_counts(int64_t *generic, int64_t *stubs);
+
 /// Compression kernel launches since the last reset: `generic` counts those
 /// of the generic runtime kernels as the CUDA backend issues them (a checked
 /// pack is a check launch and a pack launch; an unpack one launch), `stubs`

@@ -12,6 +12,8 @@
 #ifndef MEMOPT_RUNTIME_OFFLOAD_H
 #define MEMOPT_RUNTIME_OFFLOAD_H
 
+#include "memopt/Runtime/LaunchStubs.h"
+
 #include <ATen/ATen.h>
 #include <optional>
 
@@ -71,6 +73,14 @@ public:
   /// Starts moving `t` off its device and returns its slot. A CPU tensor (no
   /// simulation), or one the pinned pool has no room for, is kept as is.
   size_t add(const at::Tensor &t, OffloadTarget target);
+  /// Moves `tensors` (contiguous, on one device, as `site` was made for) to
+  /// one host block with one call of the site's launcher, and brings them
+  /// back with one (memopt_stub_offload_site). Returns their slots, or
+  /// nothing when the pinned pool has no room for the block (then add()
+  /// each). Call before any add().
+  std::optional<std::vector<size_t>>
+  addSite(const memopt_stub_offload_site &site,
+          const std::vector<at::Tensor> &tensors);
   /// Prefetch when the backward of region `name` starts (a compiled
   /// schedule) instead of by the configured depth. Call before seal().
   void setTrigger(std::string name);
@@ -90,11 +100,13 @@ public:
 
 private:
   bool prefetchLocked();
+  bool prefetchSiteLocked();
   std::mutex mutex_;
   std::vector<std::unique_ptr<Slot>> slots_;
   bool prefetched_ = false;
   bool sealed_ = false;
   std::string trigger_;
+  const memopt_stub_offload_site *site_ = nullptr; // slots [0, count)
   bool handedToTrigger_ = false; // guarded by the global order mutex
   friend std::vector<std::weak_ptr<OffloadGroup>>
   takeScheduledGroups(const std::string &name, const OffloadGroup *own);
