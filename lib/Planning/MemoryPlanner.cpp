@@ -344,6 +344,48 @@ ChainPlan PlanSearch::finish(const Candidate &best, bool nestedWon) {
                          predictChosen);
 }
 
+namespace {
+/// A whole plan made on a copy of the function.
+struct AlternativePlan {
+  OwningOpRef<func::FuncOp> func;
+  int64_t peakBytes = 0;
+  double seconds = 0;
+  unsigned regions = 0;
+};
+} // namespace
+
+/// The least-peak candidate finished, applied to a copy of `func` and with
+/// regions nested at its peak within the rest of the preference's
+/// allowance; nothing when it does not fit the allowance or cannot be made.
+static std::optional<AlternativePlan>
+planFromLeastPeak(func::FuncOp func, const PlanningOptions &options,
+                  PlanSearch &search) {
+  const Candidate &leastPeak = search.getLeastPeakCandidate();
+  ChainPlan plan = search.finish(leastPeak, /*nestedWon=*/false);
+  double allowed = search.getAllowedSeconds();
+  if (plan.cost > allowed)
+    return std::nullopt;
+  AlternativePlan alternative;
+  alternative.func = OwningOpRef<func::FuncOp>(func.clone());
+  inheritModelStamps(func, *alternative.func);
+  ScopedDiagnosticHandler quiet(func.getContext(),
+                                [](Diagnostic &) { return success(); });
+  if (failed(search.getApplier(leastPeak).apply(*alternative.func, plan)))
+    return std::nullopt;
+  NestingLimits limits;
+  limits.extraSeconds = allowed - plan.cost;
+  FailureOr<NestingResult> nested = nestRegionsAtPeak(
+      *alternative.func, options, search.getPlannerOptions(), limits);
+  if (failed(nested))
+    return std::nullopt;
+  alternative.peakBytes = nested->peakBytes;
+  alternative.seconds = plan.cost + nested->addedSeconds;
+  alternative.regions = nested->regions;
+  for (const ChainGroup &group : plan.groups)
+    alternative.regions += group.checkpointed;
+  return alternative;
+}
+
 /// Records `summary` as the function's #memopt.plan.
 static void writePlanSummary(func::FuncOp func,
                              const MemoryPlanSummary &summary, bool budgeted,
@@ -408,6 +450,13 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
     best = search.chooseForPreference(options.prefer, summary.stepSeconds,
                                       nestedWon);
   }
+  // A preference may also end lower from the least-peak plan, finished
+  // (its idle regions dropped) and with regions nested in its recomputes
+  // within what the allowance leaves: how a budget below every candidate
+  // is met. Planned on a copy first, while `func` is as imported.
+  std::optional<AlternativePlan> alternative;
+  if (!budget && !nestedWon && best != &leastPeak)
+    alternative = planFromLeastPeak(func, options, search);
   ChainPlan chosen = search.finish(*best, nestedWon);
   if (failed(search.getApplier(*best).apply(func, chosen)))
     return failure();
@@ -430,6 +479,13 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
     summary.recomputeSeconds += nested->addedSeconds;
     summary.regions += nested->regions;
     plannedPeak = nested->peakBytes; // modelled on `func` as it is now
+  }
+  if (alternative && plannedPeak && alternative->peakBytes < *plannedPeak) {
+    func.getBody().takeBody(alternative->func->getBody());
+    plannedPeak = alternative->peakBytes;
+    summary.recomputeSeconds = alternative->seconds;
+    summary.regions = alternative->regions;
+    best = &leastPeak;
   }
   summary.plannedPeakBytes =
       plannedPeak ? *plannedPeak : TrainingMemoryModel(func).predictPeak();
