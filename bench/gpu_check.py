@@ -104,11 +104,14 @@ def compile_all(directory: pathlib.Path, dry_run: bool, models=None,
                     source, out, specs,
                     args + COMMON + ["--emit-stubs", str(stubs)])
                 source_file = stubs / f"{name}.stubs.cpp"
-                sites = len(re.findall(r"^// site\d+: ",
-                                       source_file.read_text(), re.M))
-                if sites:
+                text = source_file.read_text()
+                sites = len(re.findall(r"^// site\d+: ", text, re.M))
+                offload_sites = len(re.findall(r"^// offload\d+: ", text,
+                                               re.M))
+                if sites or offload_sites:
                     entry["stubs"] = str(source_file.relative_to(directory))
                     entry["stub_sites"] = sites
+                    entry["offload_sites"] = offload_sites
                 signature = report["signatures"][0]
                 planned = signature.get("planned") or signature["baseline"]
                 entry.update({
@@ -276,12 +279,14 @@ def run_model(name, kwargs, entries, directory, device, meter, ops) -> None:
                     f"{type(e).__name__}: {e}".splitlines()[0][:400]
 
 
-def launches_per_step(module, inputs, ops) -> list:
-    """[generic, stubs] compression launches of one forward+backward."""
+def launches_per_step(module, inputs, ops) -> dict:
+    """[generic, stubs] compression launches and offload copy calls of one
+    forward+backward."""
     ops.reset_launch_counts()
     outs = measure.differentiable_outputs(module(*inputs))
     torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
-    return list(ops.launch_counts())
+    return {"launches": list(ops.launch_counts()),
+            "copies": list(ops.offload_copy_counts())}
 
 
 def run_stubs(entry, directory, inputs, reference, device, meter, ops):
@@ -307,8 +312,11 @@ def run_stubs(entry, directory, inputs, reference, device, meter, ops):
     finally:
         # Other plans' measurements run on the generic kernels.
         ops.set_launch_stubs(False)
-    entry["with_stubs"] = {"generic_launches": generic,
-                           "stub_launches": stubbed, "measured": measured,
+    entry["with_stubs"] = {"generic_launches": generic["launches"],
+                           "stub_launches": stubbed["launches"],
+                           "generic_copies": generic["copies"],
+                           "stub_copies": stubbed["copies"],
+                           "measured": measured,
                            "bitwise": compare["bitwise"]}
 
 
@@ -458,16 +466,22 @@ def write_table(out: pathlib.Path, result: dict) -> None:
         lines += ["", "Launch stubs (`--emit-stubs`, built here and loaded "
                   "next to the runtime): compression kernel launches per "
                   "step and step time, generic kernels against the plan's "
-                  "stubs.", "",
+                  "stubs; offload copy calls per step, the generic "
+                  "offload group's (one per tensor each way) against the "
+                  "offload sites' (one per region each way).", "",
                   "| model | plan | sites | launches/step generic | with "
-                  "stubs | step ms generic | with stubs | bitwise with stubs |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "stubs | offload sites | copies/step generic | with stubs "
+                  "| step ms generic | with stubs | bitwise with stubs |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for e in stubbed:
             w = e["with_stubs"]
             lines.append(
                 f"| {e['model']} | {e['variant']} | {e['stub_sites']} | "
                 f"{w['generic_launches'][0]} | {w['stub_launches'][1]} "
                 f"(+{w['stub_launches'][0]} generic) | "
+                f"{e.get('offload_sites', 0)} | "
+                f"{w['generic_copies'][0]} | {w['stub_copies'][1]} "
+                f"(+{w['stub_copies'][0]} generic) | "
                 f"{1e3 * e['measured']['step_s']:.2f} | "
                 f"{1e3 * w['measured']['step_s']:.2f} | "
                 f"{'yes' if w['bitwise'] else 'NO'} |")
