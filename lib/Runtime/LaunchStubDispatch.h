@@ -38,6 +38,10 @@ std::vector<at::Tensor> pack(const memopt_stub_site &site,
 std::vector<at::Tensor> unpack(const memopt_stub_site &site,
                                const std::vector<PackedTensor> &packed);
 
+/// Whether stubs built against ABI `version` can be used; says on stderr
+/// why not (`what`: "launch stubs", "offload stubs").
+bool acceptsStubAbi(int32_t version, const char *model, const char *what);
+
 /// Counts the launches of the generic compression kernels, as the CUDA
 /// backend issues them for these arguments (memopt_launch_counts).
 void countGenericPack(CompressionKind kind, bool check, const at::Tensor &x);

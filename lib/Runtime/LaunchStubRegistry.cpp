@@ -235,6 +235,16 @@ int64_t bitLaunches(at::ScalarType dtype, int64_t numel) {
 }
 } // namespace
 
+bool acceptsStubAbi(int32_t version, const char *model, const char *what) {
+  if (version == MEMOPT_LAUNCH_STUBS_ABI)
+    return true;
+  std::fprintf(stderr,
+               "memopt: %s of '%s' use ABI %d, this runtime %d; regenerate "
+               "them with this memopt (they are not used)\n",
+               what, model ? model : "?", version, MEMOPT_LAUNCH_STUBS_ABI);
+  return false;
+}
+
 void countGenericPack(CompressionKind kind, bool check, const at::Tensor &x) {
   const int64_t n = x.numel();
   // A check: a launch that sets the result slot, one that scans.
@@ -324,13 +334,8 @@ extern "C" int memopt_register_launch_stubs(int32_t abi_version,
                                             const char *model,
                                             const memopt_stub_site *sites,
                                             int32_t count) {
-  if (abi_version != MEMOPT_LAUNCH_STUBS_ABI) {
-    std::fprintf(stderr,
-                 "memopt: launch stubs of '%s' use ABI %d, this runtime %d; "
-                 "regenerate them with this memopt (they are not used)\n",
-                 model ? model : "?", abi_version, MEMOPT_LAUNCH_STUBS_ABI);
+  if (!acceptsStubAbi(abi_version, model, "launch stubs"))
     return -1;
-  }
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   for (int32_t i = 0; i < count; ++i) {

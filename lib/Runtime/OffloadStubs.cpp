@@ -8,6 +8,7 @@
 // (memopt::reset_launch_counts resets these counters too).
 //
 //===----------------------------------------------------------------------===//
+#include "LaunchStubDispatch.h"
 #include "OffloadInternal.h"
 #include "OffloadStubDispatch.h"
 
@@ -18,7 +19,6 @@
 #endif
 
 #include <atomic>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -114,13 +114,8 @@ extern "C" int
 memopt_register_offload_stubs(int32_t abi_version, const char *model,
                               const memopt_stub_offload_site *sites,
                               int32_t count) {
-  if (abi_version != MEMOPT_LAUNCH_STUBS_ABI) {
-    std::fprintf(stderr,
-                 "memopt: offload stubs of '%s' use ABI %d, this runtime %d; "
-                 "regenerate them with this memopt (they are not used)\n",
-                 model ? model : "?", abi_version, MEMOPT_LAUNCH_STUBS_ABI);
+  if (!acceptsStubAbi(abi_version, model, "offload stubs"))
     return -1;
-  }
   OffloadRegistry &r = offloadRegistry();
   std::lock_guard<std::mutex> lock(r.mutex);
   for (int32_t i = 0; i < count; ++i) {

@@ -81,29 +81,32 @@ def nonbinary(args, ops):
     return {"stub": messages[0], "generic": messages[1]}
 
 
-def train(args, ops):
+def side_by_side(args, ops, x, after_step, zero_grad=None):
     """Two instances of the compiled model from the same weights, one trained
-    with the generic kernels and one with the stubs, step by step: every
-    parameter and gradient bitwise equal; launches per step of each."""
+    with the stubs off and one with them on, step by step. `after_step()`
+    reads the counters of the step just taken (reset before it); returns
+    whether every gradient and parameter is bitwise equal, and the last
+    step's counters of each."""
     torch.manual_seed(0)
     generic = torch.jit.load(args["compiled"])
     stubbed = torch.jit.load(args["compiled"])
     stubbed.load_state_dict(generic.state_dict())
-    x = (torch.rand(args["shape"]) > 0.7).float()
     opts = {m: torch.optim.SGD(m.parameters(), lr=0.05)
             for m in (generic, stubbed)}
-    counts = {}
+    counters = {}
     equal = True
     for step in range(args["steps"]):
         grads = {}
         for name, model, enabled in (("generic", generic, False),
                                      ("stubs", stubbed, True)):
             ops.set_launch_stubs(enabled)
-            opts[model].zero_grad()
+            opts[model].zero_grad(**({} if zero_grad is None else
+                                     {"set_to_none": zero_grad}))
             ops.reset_launch_counts()
+            ops.reset_offload_stats()
             torch.manual_seed(100 + step)
             model(x).float().square().sum().backward()
-            counts[name] = ops.launch_counts()
+            counters[name] = after_step()
             grads[name] = [p.grad.clone() for p in model.parameters()]
             opts[model].step()
         equal &= all(torch.equal(a, b)
@@ -111,45 +114,32 @@ def train(args, ops):
     equal &= all(torch.equal(a, b) for a, b in
                  zip(generic.state_dict().values(),
                      stubbed.state_dict().values()))
-    return {"equal": bool(equal), "generic": counts["generic"],
+    return bool(equal), counters
+
+
+def train(args, ops):
+    """The generic compression kernels against the stubs on binary inputs:
+    bitwise equal; launches per step of each."""
+    x = (torch.rand(args["shape"]) > 0.7).float()
+    equal, counts = side_by_side(args, ops, x, ops.launch_counts)
+    return {"equal": equal, "generic": counts["generic"],
             "stubs": counts["stubs"]}
 
 
 def offload(args, ops):
     """As train, for a CUDA plan whose regions offload inputs (simulated on
-    CPU tensors: into the runtime's host pool and back): two instances, the
-    generic offload group and the offload stubs, gradients bitwise equal;
-    offload and prefetch copy calls per step of each."""
+    CPU tensors: into the runtime's host pool and back): the generic offload
+    group against the offload stubs, gradients bitwise equal; offload and
+    prefetch copy calls per step of each."""
     ops._set_offload_simulation(True)
-    torch.manual_seed(0)
-    generic = torch.jit.load(args["compiled"])
-    stubbed = torch.jit.load(args["compiled"])
-    stubbed.load_state_dict(generic.state_dict())
     x = torch.randn(args["shape"])
-    opts = {m: torch.optim.SGD(m.parameters(), lr=0.05)
-            for m in (generic, stubbed)}
-    counts, stats = {}, {}
-    equal = True
-    for step in range(args["steps"]):
-        grads = {}
-        for name, model, enabled in (("generic", generic, False),
-                                     ("stubs", stubbed, True)):
-            ops.set_launch_stubs(enabled)
-            opts[model].zero_grad(set_to_none=False)
-            ops.reset_launch_counts()
-            ops.reset_offload_stats()
-            torch.manual_seed(100 + step)
-            model(x).float().square().sum().backward()
-            counts[name] = ops.offload_copy_counts()
-            stats[name] = ops.offload_stats()
-            grads[name] = [p.grad.clone() for p in model.parameters()]
-            opts[model].step()
-        equal &= all(torch.equal(a, b)
-                     for a, b in zip(grads["generic"], grads["stubs"]))
-    equal &= all(torch.equal(a, b) for a, b in
-                 zip(generic.state_dict().values(),
-                     stubbed.state_dict().values()))
-    return {"equal": bool(equal), "copies": counts, "stats": stats,
+    equal, counters = side_by_side(
+        args, ops, x,
+        lambda: (ops.offload_copy_counts(), ops.offload_stats()),
+        zero_grad=False)
+    return {"equal": equal,
+            "copies": {k: v[0] for k, v in counters.items()},
+            "stats": {k: v[1] for k, v in counters.items()},
             "offload_sites": ops.offload_stub_sites()}
 
 
