@@ -9,7 +9,7 @@ forward as memopt-compile wrote it and copies attributes the compiled code
 reassigns (`self.calls = self.calls + 1`) back to the model, as eager
 would.
 """
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -143,6 +143,11 @@ class Plan:
         if self._report is None:
             self._report = self.entry.report()
         return self._report
+
+    def planned_threads(self) -> Optional[int]:
+        """The intra-op thread count a CPU plan was made for (None: a CUDA
+        plan, or a report from before the option)."""
+        return ((self.report or {}).get("options") or {}).get("threads")
 
     def in_sync(self) -> bool:
         """Whether the model still holds the tensors the plan was bound to

@@ -184,10 +184,16 @@ class MemoptModule(nn.Module):
         flags = tuple(m.training for m in current)
         plan = self._memopt_plans.get(flags)
         if isinstance(plan, Plan):
-            if plan.in_sync():
+            threads = plan.planned_threads()
+            if threads is not None and threads != torch.get_num_threads():
+                # CPU kernels follow the thread count (docs/compile.md): a
+                # plan for this one (the cache keeps both).
+                plan = None
+            elif plan.in_sync():
                 return plan
-            self._restructure(current)
-            plan = None
+            else:
+                self._restructure(current)
+                plan = None
         if plan is None:
             try:
                 plan = self._memopt_compiler.plan(flags)

@@ -17,7 +17,8 @@ one-thread plan: pointwise 88192 bytes for 65536 predicted, small_chain
 54048 for 50464.
 
 Two models written here, one per mechanism, each at one and two threads;
-`memopt.wrap` passes the calling process's count.
+`memopt.wrap` passes the calling process's count, and compiles again when
+training moves to another.
 """
 import sys
 
@@ -111,3 +112,8 @@ def test_wrap_plans_for_the_calling_process(tmp_path, monkeypatch):
     model(x).sum().backward()
     report = model._memopt_plan_for_summary().report
     assert report["options"]["threads"] == 2
+    # Training on another count gets a plan for it.
+    torch.set_num_threads(1)
+    model(x).sum().backward()
+    report = model._memopt_plan_for_summary().report
+    assert report["options"]["threads"] == 1
