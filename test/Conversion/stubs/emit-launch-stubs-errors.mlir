@@ -27,3 +27,17 @@ func.func @unranked_layer(%x: tensor<*xf32>, %y: tensor<*xf32>) -> tensor<*xf32>
   %p = memopt.op "aten::mul"(%x, %y) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor", saved_input = #memopt.compress<bit>} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
   return %p : tensor<*xf32>
 }
+
+// -----
+
+// An offload site fixes every size too: a region offloading an input
+// without a static shape (the verifier allows it; the generic copies take
+// any size) has no stubs.
+func.func @dynamic_offload(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{cannot emit launch stubs for region 'r': input 0: tensor<?x16xf32> has no static shape; launch stubs need static sizes (compile with --input-shape or --spec)}}
+  %r = memopt.checkpoint "r" (%x) policies [#memopt.offload<host>] : (tensor<?x16xf32>) -> tensor<?x16xf32> {
+  ^bb0(%a: tensor<?x16xf32>):
+    memopt.yield %a : tensor<?x16xf32>
+  }
+  return %r : tensor<?x16xf32>
+}
