@@ -137,7 +137,7 @@ void SavedInputs::offloadWithStub(at::TensorList inputs,
       continue;
     const at::Tensor &x = inputs[i];
     // What the generic path keeps as it is stays with it.
-    if ((x.is_cpu() && !offloadSimulation()) || x.numel() == 0)
+    if (offloadKeepsInPlace(x, OffloadTarget::Host))
       return;
     if (!indices.empty() && policies[i].prefetchAt != trigger)
       return; // the generic path reports it

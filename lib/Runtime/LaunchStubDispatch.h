@@ -13,6 +13,9 @@
 #include "memopt/Runtime/Compression.h"
 #include "memopt/Runtime/LaunchStubs.h"
 
+#include <c10/core/Stream.h>
+
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +40,15 @@ std::vector<at::Tensor> pack(const memopt_stub_site &site,
 /// The tensors again (contiguous), from the payloads `pack` made.
 std::vector<at::Tensor> unpack(const memopt_stub_site &site,
                                const std::vector<PackedTensor> &packed);
+
+/// The memopt_stub_device a tensor lives on (-1: neither host nor CUDA).
+int32_t stubDevice(const at::Tensor &x);
+
+/// The native stream (a cudaStream_t) a launcher of a site on `device`
+/// (memopt_stub_device) enqueues on: `stream()`'s; null for a host site.
+/// Fails, naming `site`, for a CUDA site in a runtime built without CUDA.
+void *nativeStream(int32_t device, const char *site,
+                   const std::function<c10::Stream()> &stream);
 
 /// Whether stubs built against ABI `version` can be used; says on stderr
 /// why not (`what`: "launch stubs", "offload stubs").

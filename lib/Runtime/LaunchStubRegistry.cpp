@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "LaunchStubDispatch.h"
+#include "OffloadInternal.h"
 #include "OffloadStubDispatch.h"
 
 #include <c10/util/Exception.h>
@@ -33,6 +34,24 @@
 #include <optional>
 
 namespace memopt::runtime::stubs {
+
+int32_t stubDevice(const at::Tensor &x) {
+  return x.is_cuda() ? MEMOPT_STUB_CUDA : x.is_cpu() ? MEMOPT_STUB_HOST : -1;
+}
+
+void *nativeStream(int32_t device, const char *site,
+                   const std::function<c10::Stream()> &stream) {
+#ifdef MEMOPT_WITH_CUDA
+  if (device == MEMOPT_STUB_CUDA)
+    return c10::cuda::CUDAStream(stream()).stream();
+#else
+  (void)stream;
+  TORCH_CHECK(device == MEMOPT_STUB_HOST, "memopt: launch stub site '", site,
+              "' is a CUDA site but libmemopt_runtime was built without CUDA");
+#endif
+  return nullptr;
+}
+
 namespace {
 
 /// A site as registered, with its strings and tensor table copied.
@@ -92,10 +111,7 @@ bool matches(const Site &site, const std::vector<at::Tensor> &tensors,
   for (size_t i = 0; i < tensors.size(); ++i) {
     const at::Tensor &x = tensors[i];
     const memopt_stub_tensor &want = site.tensors[i];
-    const int32_t device = x.is_cuda()  ? MEMOPT_STUB_CUDA
-                           : x.is_cpu() ? MEMOPT_STUB_HOST
-                                        : -1;
-    if (device != site.abi.device || !x.is_contiguous() ||
+    if (stubDevice(x) != site.abi.device || !x.is_contiguous() ||
         x.numel() != want.numel || stubDtype(x.scalar_type()) != want.dtype ||
         stubKind(kinds[i]) != want.kind)
       return false;
@@ -104,16 +120,8 @@ bool matches(const Site &site, const std::vector<at::Tensor> &tensors,
 }
 
 void *streamFor(const memopt_stub_site &site, const at::Tensor &any) {
-#ifdef MEMOPT_WITH_CUDA
-  if (site.device == MEMOPT_STUB_CUDA)
-    return c10::cuda::getCurrentCUDAStream(any.device().index()).stream();
-#else
-  (void)any;
-  TORCH_CHECK(site.device == MEMOPT_STUB_HOST, "memopt: launch stub site '",
-              site.name,
-              "' is a CUDA site but libmemopt_runtime was built without CUDA");
-#endif
-  return nullptr;
+  return nativeStream(site.device, site.name,
+                      [&] { return currentStream(any.device()); });
 }
 
 CompressionKind kindOf(int32_t kind) {

@@ -57,6 +57,12 @@ at::Tensor hostView(const HostLease &lease, const at::Tensor &like,
 
 } // namespace
 
+bool offloadKeepsInPlace(const at::Tensor &t, OffloadTarget target) {
+  bool simulate = t.device().is_cpu() && target == OffloadTarget::Host &&
+                  offloadSimulation();
+  return (t.device().is_cpu() && !simulate) || t.numel() == 0;
+}
+
 OffloadGroup::OffloadGroup() = default;
 
 OffloadGroup::~OffloadGroup() { release(); }
@@ -66,9 +72,7 @@ size_t OffloadGroup::add(const at::Tensor &t, OffloadTarget target) {
   TORCH_INTERNAL_ASSERT(!sealed_, "OffloadGroup::add after seal");
   auto slot = std::make_unique<Slot>();
   slot->target = target;
-  bool simulate = t.device().is_cpu() && target == OffloadTarget::Host &&
-                  offloadSimulation();
-  if ((t.device().is_cpu() && !simulate) || t.numel() == 0) {
+  if (offloadKeepsInPlace(t, target)) {
     slot->kept = t; // already on the host: nothing to move
     slots_.push_back(std::move(slot));
     return slots_.size() - 1;

@@ -46,6 +46,10 @@ std::unique_ptr<c10::Event> recordEvent(const c10::Stream &stream);
 /// kernels), else contiguous ones.
 std::vector<int64_t> denseStridesFor(const at::Tensor &t);
 
+/// Whether offloading `t` to `target` moves nothing (it stays as it is): a
+/// CPU tensor, unless host offload is simulated, or an empty one.
+bool offloadKeepsInPlace(const at::Tensor &t, OffloadTarget target);
+
 // --- Pinned host pool (OffloadPool.cpp) -------------------------------------
 /// A pool buffer lent to one saved tensor; returns to the pool when the last
 /// reference goes. `lastUser`, if set, is the stream whose queued work must

@@ -14,10 +14,6 @@
 
 #include <torch/library.h>
 
-#ifdef MEMOPT_WITH_CUDA
-#include <c10/cuda/CUDAStream.h>
-#endif
-
 #include <atomic>
 #include <map>
 #include <memory>
@@ -54,10 +50,7 @@ bool matches(const OffloadSite &site, const std::string &trigger,
   for (size_t i = 0; i < tensors.size(); ++i) {
     const at::Tensor &x = tensors[i];
     const memopt_stub_copy &want = site.copies[i];
-    const int32_t device = x.is_cuda()  ? MEMOPT_STUB_CUDA
-                           : x.is_cpu() ? MEMOPT_STUB_HOST
-                                        : -1;
-    if (device != site.abi.device || !x.is_contiguous() ||
+    if (stubDevice(x) != site.abi.device || !x.is_contiguous() ||
         x.numel() != want.numel ||
         static_cast<int64_t>(x.element_size()) != want.element_size ||
         x.device() != tensors[0].device())
@@ -85,16 +78,8 @@ findOffloadSite(const std::string &name, const std::string &trigger,
 
 void *offloadStreamFor(const memopt_stub_offload_site &site,
                        const at::Device &device) {
-#ifdef MEMOPT_WITH_CUDA
-  if (site.device == MEMOPT_STUB_CUDA)
-    return c10::cuda::CUDAStream(sideStream(device)).stream();
-#else
-  (void)device;
-  TORCH_CHECK(site.device == MEMOPT_STUB_HOST, "memopt: offload site '",
-              site.name,
-              "' is a CUDA site but libmemopt_runtime was built without CUDA");
-#endif
-  return nullptr;
+  return nativeStream(site.device, site.name,
+                      [&] { return sideStream(device); });
 }
 
 void countGenericCopy() {
