@@ -442,6 +442,16 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   if (pipeline) {
     PassManager pm(&context, ModuleOp::getOperationName());
     static_cast<OpPassManager &>(pm) = *pipeline;
+    // --mlir-timing and friends, where the tool registered them.
+    if (failed(applyPassManagerCLOptions(pm))) {
+      printer.error("invalid pass-manager options");
+      return 1;
+    }
+    DefaultTimingManager timing;
+    applyDefaultTimingManagerCLOptions(timing);
+    TimingScope timingRoot = timing.getRootScope();
+    if (timing.isEnabled())
+      pm.enableTiming(timingRoot);
     if (failed(pm.run(*module))) {
       if (!printer.errorPrinted())
         printer.error("the pass pipeline failed");

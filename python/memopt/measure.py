@@ -48,6 +48,7 @@ import torch.nn as nn
 __all__ = [
     "REPO", "build_dir", "tool_path", "runtime_library_path", "load_runtime",
     "StepMeasurement", "resident_bytes", "measure_training_step",
+    "measure_interleaved", "step_time_ratios",
     "train_steps", "compare_with_eager", "zero_grad_sets_none",
     "CompileError", "compile_model",
     "checkpoint_blocks", "build_zoo_model", "make_inputs", "save_zoo_model",
@@ -223,6 +224,52 @@ def _default_backward(out) -> None:
     torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
 
 
+class _StepRunner:
+    """One model's training steps, measured one at a time (see
+    measure_training_step)."""
+
+    def __init__(self, model: nn.Module, inputs: Sequence[torch.Tensor],
+                 stats, backward: Callable, set_to_none: bool):
+        self.model, self.inputs, self.stats = model, inputs, stats
+        self.backward, self.set_to_none = backward, set_to_none
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.peaks: List[int] = []
+        self.times: List[float] = []
+        self.live = self.leaked = 0
+
+    def step(self, keep: bool) -> None:
+        for p in self.params:
+            if self.set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.zero_()
+        stats = self.stats
+        self.live = stats.memory_stats()[0]
+        stats.reset_peak_memory_stats()
+        t0 = time.perf_counter()
+        out = self.model(*self.inputs)
+        self.backward(out)
+        elapsed = time.perf_counter() - t0
+        del out
+        current, high = stats.memory_stats()
+        # The .grad buffers this step allocated stay with the model.
+        grads = [p.grad for p in self.params if p.grad is not None]
+        self.leaked = current - self.live - (
+            _storage_bytes(grads) if self.set_to_none else 0)
+        if keep:
+            self.peaks.append(high - self.live)
+            self.times.append(elapsed)
+
+    def result(self) -> StepMeasurement:
+        return StepMeasurement(
+            peak_bytes=max(self.peaks),
+            resident_bytes=resident_bytes(self.model),
+            step_time_s=statistics.median(self.times),
+            step_time_min_s=min(self.times), leaked_bytes=self.leaked,
+            live_before_bytes=self.live, peaks=self.peaks,
+            step_times_s=self.times, threads=torch.get_num_threads())
+
+
 def measure_training_step(model: nn.Module, inputs: Sequence[torch.Tensor],
                           steps: int = 3, warmup: int = 1, stats=None,
                           backward: Callable = _default_backward,
@@ -241,40 +288,43 @@ def measure_training_step(model: nn.Module, inputs: Sequence[torch.Tensor],
     measured is forward + backward, as ARCHITECTURE.md defines peak training
     memory).
     """
+    return measure_interleaved({"model": model}, inputs, steps, warmup, stats,
+                               backward, set_to_none)["model"]
+
+
+def measure_interleaved(models: Dict[str, nn.Module],
+                        inputs: Sequence[torch.Tensor], steps: int = 3,
+                        warmup: int = 1, stats=None,
+                        backward: Callable = _default_backward,
+                        set_to_none: Optional[bool] = None
+                        ) -> Dict[str, StepMeasurement]:
+    """measure_training_step for several models, their steps taken in turn
+    (one step of each, then the next round), so that a slow spell of the
+    machine (another process, the page cache) falls on every model alike:
+    step-time ratios between them, taken round by round
+    (`step_time_ratios`), vary far less than ratios of models measured one
+    after another."""
     if stats is None:
         stats = load_runtime()
     if not stats.memory_stats_enabled():
         stats.enable_memory_stats()
     set_to_none = _resolve_set_to_none(set_to_none)
-    params = [p for p in model.parameters() if p.requires_grad]
-    peaks, times = [], []
-    live = leaked = 0
+    runners = {label: _StepRunner(model, inputs, stats, backward, set_to_none)
+               for label, model in models.items()}
     for i in range(warmup + steps):
-        for p in params:
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad.zero_()
-        live = stats.memory_stats()[0]
-        stats.reset_peak_memory_stats()
-        t0 = time.perf_counter()
-        out = model(*inputs)
-        backward(out)
-        elapsed = time.perf_counter() - t0
-        del out
-        current, high = stats.memory_stats()
-        # The .grad buffers this step allocated stay with the model.
-        grads = [p.grad for p in params if p.grad is not None]
-        leaked = current - live - (_storage_bytes(grads) if set_to_none else 0)
-        if i >= warmup:
-            peaks.append(high - live)
-            times.append(elapsed)
-    return StepMeasurement(
-        peak_bytes=max(peaks), resident_bytes=resident_bytes(model),
-        step_time_s=statistics.median(times), step_time_min_s=min(times),
-        leaked_bytes=leaked,
-        live_before_bytes=live, peaks=peaks, step_times_s=times,
-        threads=torch.get_num_threads())
+        for runner in runners.values():
+            runner.step(keep=i >= warmup)
+    return {label: runner.result() for label, runner in runners.items()}
+
+
+def step_time_ratios(measured: Dict[str, StepMeasurement],
+                     reference: str) -> Dict[str, float]:
+    """Per model, the median over rounds of its step time over
+    `reference`'s in the same round (measure_interleaved)."""
+    base = measured[reference].step_times_s
+    return {label: statistics.median(t / b for t, b in
+                                      zip(m.step_times_s, base))
+            for label, m in measured.items()}
 
 
 # ---------------------------------------------------------------------------
@@ -655,7 +705,11 @@ def worker(spec: dict) -> dict:
            PyTorch's zero_grad default, as --grad-buffers auto),
            "offload_simulation": bool (run offload:host on CPU tensors
            through the runtime's pool, as on a GPU; the result then has
-           "offload_stats": the runtime's counters over all runs)}
+           "offload_stats": the runtime's counters over all runs),
+           "interleave": bool (measure eager and every compiled module
+           together, their steps in turn: measure_interleaved; the result
+           then has "step_ratios": {label: median over rounds of the
+           module's step time over eager's})}
     Returns {"eager": StepMeasurement dict, "checkpoint": ...,
              "eager_compare": {"peak_bytes", "step_time_s"} of the eager
              reference's last compared step,
@@ -685,7 +739,8 @@ def worker(spec: dict) -> dict:
         return measure_training_step(model, inputs, steps, warmup, stats,
                                      set_to_none=set_to_none).as_dict()
 
-    if spec.get("eager"):
+    interleave = bool(spec.get("interleave")) and bool(spec.get("eager"))
+    if spec.get("eager") and not interleave:
         model, _ = build_zoo_model(name, kwargs, seed)
         result["eager"] = measure(model)
         del model
@@ -726,7 +781,7 @@ def worker(spec: dict) -> dict:
                 cmp["bitwise"] = cmp["bitwise"] and not init_problems
                 entry["compare"] = cmp
                 del module
-            if spec.get("measure", True):
+            if spec.get("measure", True) and not interleave:
                 module = torch.jit.load(str(path))
                 module.train()
                 entry["measure"] = measure(module)
@@ -734,6 +789,45 @@ def worker(spec: dict) -> dict:
         except Exception as e:  # report, go on with the other modules
             entry["error"] = f"{type(e).__name__}: {e}"[:4000]
         result["compiled"][label] = entry
+    if interleave:
+        models = {"eager": build_zoo_model(name, kwargs, seed)[0]}
+        for label, path in spec.get("compiled", {}).items():
+            if "error" in result["compiled"][label] or \
+                    not spec.get("measure", True):
+                continue
+            try:
+                module = torch.jit.load(str(path))
+            except Exception as e:
+                result["compiled"][label]["error"] = \
+                    f"{type(e).__name__}: {e}"[:4000]
+                continue
+            module.train()
+            models[label] = module
+        try:
+            measured = measure_interleaved(models, inputs, steps, warmup,
+                                           stats, set_to_none=set_to_none)
+        except Exception:
+            # A module that fails stops the rounds: measure each alone, so
+            # that the failure is that module's and the others still count.
+            measured = {}
+            for label, model in models.items():
+                try:
+                    measured[label] = measure_training_step(
+                        model, inputs, steps, warmup, stats,
+                        set_to_none=set_to_none)
+                except Exception as e:
+                    if label == "eager":
+                        raise
+                    result["compiled"][label]["error"] = \
+                        f"{type(e).__name__}: {e}"[:4000]
+        result["eager"] = measured["eager"].as_dict()
+        ratios = step_time_ratios(measured, "eager")
+        result["step_ratios"] = {label: ratios[label] for label in measured
+                                 if label != "eager"}
+        for label, m in measured.items():
+            if label != "eager":
+                result["compiled"][label]["measure"] = m.as_dict()
+        del models
     if spec.get("offload_simulation"):
         result["offload_stats"] = dict(zip(
             ["tensors", "bytes", "fallbacks", "ahead", "reserved", "in_use"],

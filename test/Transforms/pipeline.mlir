@@ -23,8 +23,8 @@
 // For CUDA the planner offloads region inputs and the pipeline ends with
 // memopt-schedule-prefetch; on CPU (the other runs) nothing is offloaded.
 // CUDA-LABEL: func.func @chain
-// CUDA-SAME: memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 5.500000e+01, offloaded_regions = 3,
-// CUDA: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%{{.*}}) policies [#memopt.offload<host>]
+// CUDA-SAME: memopt.prefetch_schedule = #memopt.prefetch<bandwidth_gbps = 5.500000e+01, offloaded_regions = 2,
+// CUDA: memopt.checkpoint "blocks.{{[0-9]+}}..blocks.{{[0-9]+}}"(%{{.*}}) policies [#memopt.offload<host>]
 // CPU-NOT: offload
 // CPU-NOT: prefetch
 
@@ -43,7 +43,7 @@
 // there is nothing to schedule). Zero is refused.
 // SLOWLINK-LABEL: func.func @chain
 // SLOWLINK-NOT: prefetch_schedule
-// SLOWLINK: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%{{.*}}) policies [#memopt.keep]
+// SLOWLINK: memopt.checkpoint "blocks.{{[0-9]+}}..blocks.{{[0-9]+}}"(%{{.*}}) policies [#memopt.keep]
 // SLOWLINK-NOT: offload<host>
 // NOLINK: error: --offload-bandwidth must be a positive number of GB/s, got 0
 

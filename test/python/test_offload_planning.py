@@ -1,7 +1,8 @@
 """Offload planned jointly with recompute (issue 23): on the chain of
 test/Transforms/pipeline.mlir (twelve linear + tanh blocks of 1 MiB
-activations), a budget that recompute alone meets only beyond 1.25x the
-step time is met within 1.25x by a CUDA plan that offloads region inputs;
+activations), the largest budget that recompute alone meets only beyond
+1.25x the step time is met within 1.25x by a CUDA plan that offloads
+region inputs;
 the copy bandwidth is a parameter, and a slower link makes the plan spend
 more predicted time on the same budget. All from the planner's prediction
 (no GPU).
@@ -49,8 +50,21 @@ def step_ratio(numbers):
     return 1 + numbers["recompute_seconds"] / numbers["step_seconds"]
 
 
+def tightest_budget_recompute_cannot_meet():
+    """The largest budget (in 5 % steps of the baseline) that recompute
+    alone meets only beyond the allowance, or not at all: where it stops
+    depends on the calibrated cost model, not on this test."""
+    for percent in range(80, 25, -5):
+        cpu = plan(f"{percent}%", "cpu")
+        if cpu is None or step_ratio(cpu) > ALLOWANCE:
+            return f"{percent}%", cpu
+    pytest.fail("recompute alone meets every budget down to 30 % within "
+                f"{ALLOWANCE}x: the chain no longer tests offload")
+
+
 def test_offload_meets_what_recompute_alone_cannot():
-    cpu, cuda = plan("50%", "cpu"), plan("50%", "cuda")
+    budget, cpu = tightest_budget_recompute_cannot_meet()
+    cuda = plan(budget, "cuda")
     # Recompute alone: over the allowance, or no plan at all.
     assert cpu is None or step_ratio(cpu) > ALLOWANCE, cpu
     assert cpu is None or not any("offload" in p for p in cpu["policies"])

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "memopt/Compile/CompileDriver.h"
 
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -156,6 +157,10 @@ static cl::alias timelineShort("v", cl::desc("Alias for --timeline"),
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --mlir-timing and the other pass-manager options, for finding where a
+  // compile's seconds go (hidden from --help with every non-memopt option).
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(category);
   std::string parseErrors;
   llvm::raw_string_ostream parseStream(parseErrors);

@@ -23,14 +23,15 @@ enum class CostClass {
   Reduction,
   Normalization,
   Pooling,
-  Copy,   // contiguous, cat, stack, casts: bytes only
-  View,   // views and metadata: free
+  Copy,    // contiguous, cat, stack, casts: bytes only
+  View,    // views and metadata: free
   Unknown, // modelled as a copy of its operands
   // Ops whose CPU kernels are far off their class (PyTorch 1.13):
-  MaxPooling, // max_pool2d with int64 indices
-  Softmax,    // softmax, log_softmax
-  BatchNorm,  // batch_norm in training (statistics, then normalization)
-  BatchedMatmul // bmm, baddbmm, batched matmul (a different GEMM loop)
+  MaxPooling,    // max_pool2d with int64 indices
+  Softmax,       // softmax, log_softmax
+  BatchNorm,     // batch_norm in training (statistics, then normalization)
+  BatchedMatmul, // bmm, baddbmm, batched matmul (a different GEMM loop)
+  Gemm           // a linear layer's backward products (operands as stored)
 };
 StringRef stringifyCostClass(CostClass cls);
 
