@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Conversion/ZipArchive.h"
+#include "memopt/Conversion/Crc32.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -115,14 +116,8 @@ void applyZip64Extra(llvm::StringRef extra, Entry &entry) {
 }
 
 uint32_t crcOfStored(llvm::StringRef data) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  for (size_t at = 0; at < data.size();) {
-    size_t chunk = std::min<size_t>(data.size() - at, 1u << 30);
-    crc = crc32(crc, reinterpret_cast<const Bytef *>(data.data() + at),
-                static_cast<uInt>(chunk));
-    at += chunk;
-  }
-  return static_cast<uint32_t>(crc);
+  return updateCrc32(0, reinterpret_cast<const uint8_t *>(data.data()),
+                     data.size());
 }
 
 /// The CRC-32 and size of a raw-deflated record's inflated data, or nullopt
@@ -133,7 +128,7 @@ crcOfDeflated(llvm::StringRef data) {
   if (inflateInit2(&stream, -MAX_WBITS) != Z_OK)
     return std::nullopt;
   std::vector<Bytef> out(1 << 16);
-  uLong crc = crc32(0L, Z_NULL, 0);
+  uint32_t crc = 0;
   uint64_t size = 0;
   size_t consumed = 0;
   int status = Z_OK;
@@ -149,7 +144,7 @@ crcOfDeflated(llvm::StringRef data) {
     stream.avail_out = static_cast<uInt>(out.size());
     status = inflate(&stream, Z_NO_FLUSH);
     size_t produced = out.size() - stream.avail_out;
-    crc = crc32(crc, out.data(), static_cast<uInt>(produced));
+    crc = updateCrc32(crc, out.data(), produced);
     size += produced;
     if (status == Z_BUF_ERROR && stream.avail_in == 0 &&
         consumed == data.size())
