@@ -200,6 +200,9 @@ struct Entry {
   bool previousFlag;
   unsigned previousIndex;
   ChainGroup group;
+  // retainedBytes / resolution: entries of one bucket compete as equals
+  // (kept here, as the frontier's searches compare it on every probe).
+  int64_t bucket = 0;
 };
 
 enum class Objective { CostWithinBudget, LeastPeak };
@@ -208,7 +211,7 @@ enum class Objective { CostWithinBudget, LeastPeak };
 /// key is cost (within budget) or peak (least-peak search). The frontier is
 /// sorted by retained bytes, so its keys strictly decrease along it.
 void insertPareto(std::vector<Entry> &frontier, const Entry &entry,
-                  Objective objective, int64_t resolution) {
+                  Objective objective) {
   auto key = [&](const Entry &e) {
     return objective == Objective::CostWithinBudget
                ? e.cost
@@ -216,17 +219,16 @@ void insertPareto(std::vector<Entry> &frontier, const Entry &entry,
   };
   // Entries whose retained bytes differ by less than the resolution compete
   // as equals (resolution 1: exact).
-  auto bucket = [&](int64_t bytes) { return bytes / resolution; };
-  int64_t mine = bucket(entry.retainedBytes);
-  auto above = std::upper_bound(
-      frontier.begin(), frontier.end(), mine,
-      [&](int64_t b, const Entry &e) { return b < bucket(e.retainedBytes); });
+  int64_t mine = entry.bucket;
+  auto above =
+      std::upper_bound(frontier.begin(), frontier.end(), mine,
+                       [](int64_t b, const Entry &e) { return b < e.bucket; });
   // The last entry retaining no more has the least key of all such entries.
   if (above != frontier.begin() && key(*std::prev(above)) <= key(entry))
     return;
-  auto first = std::lower_bound(
-      frontier.begin(), above, mine,
-      [&](const Entry &e, int64_t b) { return bucket(e.retainedBytes) < b; });
+  auto first =
+      std::lower_bound(frontier.begin(), above, mine,
+                       [](const Entry &e, int64_t b) { return e.bucket < b; });
   auto last = first;
   while (last != frontier.end() && key(*last) >= key(entry))
     ++last;
@@ -251,6 +253,8 @@ ChainPlan search(const std::vector<ChainSegment> &chain,
   int64_t budget = objective == Objective::CostWithinBudget
                        ? options.budgetBytes
                        : std::numeric_limits<int64_t>::max();
+  const int64_t resolution =
+      std::max<int64_t>(1, options.retainedResolutionBytes);
 
   auto extend = [&](unsigned position, bool flag, unsigned index,
                     const Entry &from, unsigned end, const GroupEffect &effect,
@@ -268,8 +272,8 @@ ChainPlan search(const std::vector<ChainSegment> &chain,
                flag,
                index,
                group};
-    insertPareto(frontiers[effect.boundaryRetained][end], next, objective,
-                 std::max<int64_t>(1, options.retainedResolutionBytes));
+    next.bucket = next.retainedBytes / resolution;
+    insertPareto(frontiers[effect.boundaryRetained][end], next, objective);
   };
 
   for (unsigned position = 0; position < n; ++position) {

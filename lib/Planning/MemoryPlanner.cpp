@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <memory>
+#include <mutex>
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -89,7 +90,9 @@ public:
   double getAllowedSeconds() const { return allowed; }
 
 private:
-  void consider(unsigned chain, const ChainPlan &plan);
+  /// Models each (chain, plan) on the function and keeps those the
+  /// outliner accepts as candidates, in the given order.
+  void judge(const std::vector<std::pair<unsigned, ChainPlan>> &plans);
   /// The peak after nesting regions within `c`'s recomputes, within the
   /// preference's allowance (on a scratch copy).
   std::optional<int64_t> nestedPeak(const Candidate &c);
@@ -157,6 +160,16 @@ FailureOr<double> PlanSearch::buildChains(TrainingMemoryModel &memory) {
   return chains.front()->stepSeconds;
 }
 
+static bool sameGroups(const ChainPlan &a, const ChainPlan &b) {
+  return a.groups.size() == b.groups.size() &&
+         std::equal(a.groups.begin(), a.groups.end(), b.groups.begin(),
+                    [](const ChainGroup &x, const ChainGroup &y) {
+                      return x.begin == y.begin && x.end == y.end &&
+                             x.checkpointed == y.checkpointed &&
+                             x.policy == y.policy;
+                    });
+}
+
 LogicalResult PlanSearch::collectCandidates(int64_t baselinePeakBytes) {
   plannerOptions.allowCompress = true;
   plannerOptions.allowOffload = options.allowsOffload();
@@ -178,10 +191,15 @@ LogicalResult PlanSearch::collectCandidates(int64_t baselinePeakBytes) {
   for (const auto &chain : chains)
     appliers.push_back(std::make_unique<PlanApplier>(
         func.getBody().front(), *chain, options, PlanApplier::functionBody));
+  std::vector<std::pair<unsigned, ChainPlan>> plans;
   for (unsigned c = 0; c < chains.size(); ++c)
-    for (const ChainPlan &plan : sweepChainBudgets(
+    for (ChainPlan &plan : sweepChainBudgets(
              func.getContext(), chains[c]->segments, plannerOptions))
-      consider(c, plan);
+      if (llvm::none_of(plans, [&](const auto &known) {
+            return known.first == c && sameGroups(known.second, plan);
+          }))
+        plans.emplace_back(c, std::move(plan));
+  judge(plans);
   if (candidates.empty())
     return func.emitError("no plan could be outlined: ") << firstRefusal;
   for (const Candidate &c : candidates)
@@ -191,31 +209,44 @@ LogicalResult PlanSearch::collectCandidates(int64_t baselinePeakBytes) {
   return success();
 }
 
-void PlanSearch::consider(unsigned chain, const ChainPlan &plan) {
-  for (const Candidate &known : candidates)
-    if (known.chain == chain &&
-        known.plan.groups.size() == plan.groups.size() &&
-        std::equal(known.plan.groups.begin(), known.plan.groups.end(),
-                   plan.groups.begin(),
-                   [](const ChainGroup &a, const ChainGroup &b) {
-                     return a.begin == b.begin && a.end == b.end &&
-                            a.checkpointed == b.checkpointed &&
-                            a.policy == b.policy;
-                   }))
-      return;
-  // A plan the outliner refuses is no candidate (the chain model does not
-  // know every rule of regions); its message is kept in case none is left.
-  FailureOr<PlanApplier::Peaks> peak;
+/// Which plan the current thread is judging (for the diagnostic handler).
+static thread_local int judgedPlan = -1;
+
+void PlanSearch::judge(
+    const std::vector<std::pair<unsigned, ChainPlan>> &plans) {
+  // Each plan is applied to its own copy of the function and modelled:
+  // independent, most of the planning time, so in parallel. Results and
+  // refusals are kept by plan and read in the plans' order, so the choice
+  // and its messages do not depend on the threads.
+  std::vector<FailureOr<PlanApplier::Peaks>> peaks(plans.size(), failure());
+  std::vector<std::string> refusals(plans.size());
+  std::mutex refusalsMutex;
   {
+    // A plan the outliner refuses is no candidate (the chain model does not
+    // know every rule of regions); its message is kept in case none is
+    // left.
     ScopedDiagnosticHandler keep(func.getContext(), [&](Diagnostic &d) {
-      if (firstRefusal.empty())
-        firstRefusal = d.str();
+      if (judgedPlan >= 0) {
+        std::lock_guard<std::mutex> lock(refusalsMutex);
+        if (refusals[judgedPlan].empty())
+          refusals[judgedPlan] = d.str();
+      }
       return success();
     });
-    peak = appliers[chain]->predictPeaks(func, plan);
+    parallelFor(func.getContext(), 0, plans.size(), [&](size_t i) {
+      int outer = judgedPlan; // a thread may run a task while waiting
+      judgedPlan = static_cast<int>(i);
+      peaks[i] = appliers[plans[i].first]->predictPeaks(func, plans[i].second);
+      judgedPlan = outer;
+    });
   }
-  if (succeeded(peak))
-    candidates.push_back({chain, plan, peak->step, peak->outsideRegions});
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (succeeded(peaks[i]))
+      candidates.push_back({plans[i].first, plans[i].second, peaks[i]->step,
+                            peaks[i]->outsideRegions});
+    else if (firstRefusal.empty())
+      firstRefusal = refusals[i];
+  }
 }
 
 const Candidate *PlanSearch::chooseWithinBudget(int64_t budget) const {
@@ -276,9 +307,15 @@ bool PlanSearch::chooseWithNesting(const Candidate *&best) {
   llvm::sort(others, [](const Candidate *a, const Candidate *b) {
     return a->outsideRegionsPeak < b->outsideRegionsPeak;
   });
+  // Each try nests on its own copy of the function: in parallel, then
+  // taken in order as one after the other would.
+  ArrayRef<const Candidate *> tries = llvm::ArrayRef(others).take_front(kTries);
+  std::vector<std::optional<int64_t>> peaks(tries.size());
+  parallelFor(func.getContext(), 0, tries.size(),
+              [&](size_t i) { peaks[i] = nestedPeak(*tries[i]); });
   bool replaced = false;
-  for (const Candidate *c : llvm::ArrayRef(others).take_front(kTries))
-    if (std::optional<int64_t> peak = nestedPeak(*c); peak && *peak < bar) {
+  for (auto [c, peak] : llvm::zip(tries, peaks))
+    if (peak && *peak < bar) {
       bar = *peak;
       best = c;
       replaced = true;
