@@ -391,14 +391,13 @@ struct AlternativePlan {
 };
 } // namespace
 
-/// The least-peak candidate finished, applied to a copy of `func` and with
-/// regions nested at its peak within the rest of the preference's
+/// The least-peak candidate finished (`plan`), applied to a copy of `func` and
+/// with regions nested at its peak within the rest of the preference's
 /// allowance; nothing when it does not fit the allowance or cannot be made.
 static std::optional<AlternativePlan>
 planFromLeastPeak(func::FuncOp func, const PlanningOptions &options,
-                  PlanSearch &search) {
+                  PlanSearch &search, const ChainPlan &plan) {
   const Candidate &leastPeak = search.getLeastPeakCandidate();
-  ChainPlan plan = search.finish(leastPeak, /*nestedWon=*/false);
   double allowed = search.getAllowedSeconds();
   if (plan.cost > allowed)
     return std::nullopt;
@@ -491,10 +490,19 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
   // (its idle regions dropped) and with regions nested in its recomputes
   // within what the allowance leaves: how a budget below every candidate
   // is met. Planned on a copy first, while `func` is as imported.
+  bool tryLeastPeak = !budget && !nestedWon && best != &leastPeak;
+  // Finishing a plan models many variants of it, each on its own copy of
+  // the function: the two plans are finished in parallel.
+  ChainPlan chosen, leastPeakFinished;
+  parallelFor(func.getContext(), 0, tryLeastPeak ? 2 : 1, [&](size_t i) {
+    if (i == 0)
+      chosen = search.finish(*best, nestedWon);
+    else
+      leastPeakFinished = search.finish(leastPeak, /*nestedWon=*/false);
+  });
   std::optional<AlternativePlan> alternative;
-  if (!budget && !nestedWon && best != &leastPeak)
-    alternative = planFromLeastPeak(func, options, search);
-  ChainPlan chosen = search.finish(*best, nestedWon);
+  if (tryLeastPeak)
+    alternative = planFromLeastPeak(func, options, search, leastPeakFinished);
   if (failed(search.getApplier(*best).apply(func, chosen)))
     return failure();
   summary.recomputeSeconds = chosen.cost;
