@@ -45,18 +45,21 @@ cmake --build "$build" --target "${targets[@]}"
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1:alloc_dealloc_mismatch=0:detect_odr_violation=0:allow_user_poisoning=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# Python is not instrumented: the runtimes must come first in the process.
+preload="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+
 status=0
 if ((all)); then
-  # Executables link the sanitizer runtimes themselves.
-  /usr/bin/python3 /usr/lib/llvm-19/build/utils/lit/lit.py -q "$build/test" ||
+  # Executables link the sanitizer runtimes themselves; the tests' Python
+  # (which loads memopt's runtime library) gets them preloaded.
+  MEMOPT_PYTHON_PRELOAD="$preload" \
+    /usr/bin/python3 /usr/lib/llvm-19/build/utils/lit/lit.py -q "$build/test" ||
     status=$?
   for unit in memopt-unit-tests memopt-planner-tests memopt-analysis-tests; do
     "$build/test/unit/$unit" --gtest_brief=1 || status=$?
   done
 fi
 
-# Python is not instrumented: the runtimes must come first in the process.
-preload="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 LD_PRELOAD="$preload" MEMOPT_BUILD_DIR="$PWD/$build" \
   /usr/bin/python3 -m pytest -q -p no:cacheprovider test/python/test_runtime_*.py \
   || status=$?

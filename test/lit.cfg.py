@@ -14,7 +14,13 @@ config.test_exec_root = os.path.join(config.memopt_obj_root, "test")
 config.excludes = ["Inputs", "python", "unit", "CMakeLists.txt", "lit.cfg.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
-config.substitutions.append(("%python", config.python_executable))
+# Python is not instrumented: under a sanitizer build
+# (scripts/test-sanitizers.sh --all) the runtimes it loads through memopt's
+# library must be preloaded, as for the runtime's pytest files.
+python_preload = os.environ.get("MEMOPT_PYTHON_PRELOAD")
+config.substitutions.append(
+    ("%python", f"env LD_PRELOAD={python_preload} {config.python_executable}"
+     if python_preload else config.python_executable))
 config.substitutions.append(("%memopt_src", config.memopt_src_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
