@@ -31,7 +31,7 @@ targets=(memopt_runtime)
 if ((all)); then
   compiler=ON
   targets+=(memopt-opt memopt-translate memopt-compile memopt-unit-tests
-            memopt-planner-tests memopt-analysis-tests)
+            memopt-planner-tests memopt-analysis-tests memopt-archive-tests)
 fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMEMOPT_SANITIZE=address,undefined -DMEMOPT_ENABLE_CUDA=OFF \
@@ -55,7 +55,8 @@ if ((all)); then
   MEMOPT_PYTHON_PRELOAD="$preload" \
     /usr/bin/python3 /usr/lib/llvm-19/build/utils/lit/lit.py -q "$build/test" ||
     status=$?
-  for unit in memopt-unit-tests memopt-planner-tests memopt-analysis-tests; do
+  for unit in memopt-unit-tests memopt-planner-tests memopt-analysis-tests \
+              memopt-archive-tests; do
     "$build/test/unit/$unit" --gtest_brief=1 || status=$?
   done
 fi
