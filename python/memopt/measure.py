@@ -688,6 +688,11 @@ def checkpoint_blocks(model: nn.Module, name: str) -> Tuple[nn.Module, str]:
 # One measurement in a fresh process
 # ---------------------------------------------------------------------------
 
+def _error_text(error: Exception) -> str:
+    """A compiled module's failure as the worker reports it."""
+    return f"{type(error).__name__}: {error}"[:4000]
+
+
 def worker(spec: dict) -> dict:
     """Runs in a fresh process (graph-executor optimization off first).
 
@@ -787,7 +792,7 @@ def worker(spec: dict) -> dict:
                 entry["measure"] = measure(module)
                 del module
         except Exception as e:  # report, go on with the other modules
-            entry["error"] = f"{type(e).__name__}: {e}"[:4000]
+            entry["error"] = _error_text(e)
         result["compiled"][label] = entry
     if interleave:
         models = {"eager": build_zoo_model(name, kwargs, seed)[0]}
@@ -798,8 +803,7 @@ def worker(spec: dict) -> dict:
             try:
                 module = torch.jit.load(str(path))
             except Exception as e:
-                result["compiled"][label]["error"] = \
-                    f"{type(e).__name__}: {e}"[:4000]
+                result["compiled"][label]["error"] = _error_text(e)
                 continue
             module.train()
             models[label] = module
@@ -818,8 +822,7 @@ def worker(spec: dict) -> dict:
                 except Exception as e:
                     if label == "eager":
                         raise
-                    result["compiled"][label]["error"] = \
-                        f"{type(e).__name__}: {e}"[:4000]
+                    result["compiled"][label]["error"] = _error_text(e)
         result["eager"] = measured["eager"].as_dict()
         ratios = step_time_ratios(measured, "eager")
         result["step_ratios"] = {label: ratios[label] for label in measured
