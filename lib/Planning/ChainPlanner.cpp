@@ -276,31 +276,39 @@ ChainPlan search(const std::vector<ChainSegment> &chain,
     insertPareto(frontiers[effect.boundaryRetained][end], next, objective);
   };
 
+  // A frontier holds one entry per bucket, in increasing buckets, so its
+  // retained bytes never decrease along it: once an entry's retained bytes
+  // plus a group's local peak exceed the budget, so do all later ones'.
+  auto extendAll = [&](unsigned position, bool flag,
+                       const std::vector<Entry> &current, unsigned end,
+                       const GroupEffect &effect, ChainGroup group) {
+    if (!effect.valid)
+      return;
+    for (unsigned index = 0; index < current.size(); ++index) {
+      if (current[index].retainedBytes > budget - effect.localPeak)
+        return;
+      extend(position, flag, index, current[index], end, effect, group);
+    }
+  };
+
   for (unsigned position = 0; position < n; ++position) {
     for (bool flag : {false, true}) {
-      const std::vector<Entry> current = frontiers[flag][position];
+      // Groups extend to later positions only: this frontier stays as it is.
+      const std::vector<Entry> &current = frontiers[flag][position];
       if (current.empty())
         continue;
-      for (unsigned index = 0; index < current.size(); ++index) {
-        const Entry &from = current[index];
-        extend(position, flag, index, from, position + 1,
-               storedSegment(chain[position], flag),
-               ChainGroup{position, position + 1, false, InputPolicy::Keep});
-      }
+      extendAll(position, flag, current, position + 1,
+                storedSegment(chain[position], flag),
+                ChainGroup{position, position + 1, false, InputPolicy::Keep});
       unsigned limit = options.maxGroupLength
                            ? std::min(n, position + options.maxGroupLength)
                            : n;
       RegionAccumulator region(chain, position, flag, options);
       while (region.getEnd() < limit && region.grow()) {
         unsigned end = region.getEnd();
-        for (InputPolicy policy : kPolicies) {
-          GroupEffect effect = region.effect(policy);
-          if (!effect.valid)
-            continue;
-          for (unsigned index = 0; index < current.size(); ++index)
-            extend(position, flag, index, current[index], end, effect,
-                   ChainGroup{position, end, true, policy});
-        }
+        for (InputPolicy policy : kPolicies)
+          extendAll(position, flag, current, end, region.effect(policy),
+                    ChainGroup{position, end, true, policy});
       }
     }
   }

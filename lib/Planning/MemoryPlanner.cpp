@@ -343,26 +343,31 @@ const Candidate *PlanSearch::refineOverAllowance(const Candidate *best) {
   // often share the least peak, and tries spent on one level would leave
   // the next lower-than-best level (within the allowance once refined)
   // untried.
-  unsigned tried = 0;
-  std::optional<int64_t> lastPeak;
+  std::vector<const Candidate *> tries;
   for (const Candidate *c : lower) {
-    if (tried == kTries)
+    if (tries.size() == kTries)
       break;
-    if (lastPeak && *lastPeak == c->peak)
-      continue;
-    lastPeak = c->peak;
-    ++tried;
-    ChainPlan plan =
-        dropIdleRegions(c->plan, chains[c->chain]->segments, plannerOptions,
-                        c->peak, [&](const ChainPlan &p) {
-                          return predictQuietly(*appliers[c->chain], p);
-                        });
-    if (plan.cost <= allowed) {
-      refined = Candidate{c->chain, plan, c->peak, c->outsideRegionsPeak};
-      return &*refined;
-    }
+    if (tries.empty() || tries.back()->peak != c->peak)
+      tries.push_back(c);
   }
-  return nullptr;
+  // Each try refines on its own copies of the function: in parallel, the
+  // first in order that fits wins.
+  std::vector<ChainPlan> plans(tries.size());
+  std::optional<size_t> fits =
+      firstAcceptedInOrder(func.getContext(), tries.size(), [&](size_t t) {
+        const Candidate &c = *tries[t];
+        plans[t] =
+            dropIdleRegions(c.plan, chains[c.chain]->segments, plannerOptions,
+                            c.peak, [&](const ChainPlan &p) {
+                              return predictQuietly(*appliers[c.chain], p);
+                            });
+        return plans[t].cost <= allowed;
+      });
+  if (!fits)
+    return nullptr;
+  const Candidate &c = *tries[*fits];
+  refined = Candidate{c.chain, plans[*fits], c.peak, c.outsideRegionsPeak};
+  return &*refined;
 }
 
 ChainPlan PlanSearch::finish(const Candidate &best, bool nestedWon) {
@@ -376,7 +381,8 @@ ChainPlan PlanSearch::finish(const Candidate &best, bool nestedWon) {
   // Whole modules where that costs nothing, so that reports can name them.
   ChainPlan chosen = alignRegionsToModules(
       best.plan, chain.segments, ModuleSplitCounter(chain), plannerOptions,
-      AlignmentLimits{best.peak, best.plan.cost}, predictChosen);
+      AlignmentLimits{best.peak, best.plan.cost}, predictChosen,
+      func.getContext());
   return dropIdleRegions(chosen, chain.segments, plannerOptions, best.peak,
                          predictChosen);
 }

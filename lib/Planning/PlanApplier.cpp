@@ -88,28 +88,79 @@ static void eraseUnusedFreeOps(Block &block) {
       op->erase();
 }
 
+const PlanApplier::BlockFacts &PlanApplier::getFacts(func::FuncOp func,
+                                                     Block &target) const {
+  std::call_once(factsOnce, [&] {
+    BinaryValueAnalysis binary(func, options.assumeBinary);
+    FreeValueMemo memo;
+    for (Operation &op : target.without_terminator()) {
+      facts.definesOnlyFree.push_back(memo.definesOnlyFree(&op));
+      facts.firstResult.push_back(facts.freeResult.size());
+      for (Value result : op.getResults()) {
+        facts.freeResult.push_back(memo.isFree(result));
+        facts.binaryResult.push_back(binary.isBinary(result));
+      }
+    }
+    facts.firstResult.push_back(facts.freeResult.size());
+    for (BlockArgument argument : target.getArguments())
+      facts.binaryArgument.push_back(binary.isBinary(argument));
+  });
+  return facts;
+}
+
 LogicalResult PlanApplier::apply(func::FuncOp func,
                                  const ChainPlan &plan) const {
   Block &target = locate(func);
   std::vector<Operation *> ops;
   for (Operation &op : target.without_terminator())
     ops.push_back(&op);
-  BinaryValueAnalysis binary(func, options.assumeBinary);
-  // Free values decided once for the function as it is now. Outlining
-  // erases the ops it moves into a region; every value asked about later is
-  // one of those still in place (decided here), or a region's result,
-  // decided on its own (a new op may reuse an erased one's address).
-  FreeValueMemo memo;
-  for (Operation *op : ops)
-    (void)memo.definesOnlyFree(op);
+  const BlockFacts &known = getFacts(func, target);
+  if (known.definesOnlyFree.size() != ops.size())
+    return func.emitError("internal error: a plan applied to a block of ")
+           << ops.size() << " ops, built for one of "
+           << known.definesOnlyFree.size();
+  // Facts by position, as the block is now. Outlining erases the ops it
+  // moves into a region; every value asked about later is one of those
+  // still in place, or a region's result, decided on its own (a new op may
+  // reuse an erased one's address). Region bodies are isolated: every
+  // operand of the block's ops is a result of one of them or an argument.
+  DenseMap<Operation *, unsigned> position;
+  position.reserve(ops.size());
+  for (auto [i, op] : llvm::enumerate(ops))
+    position[op] = i;
+  FreeValueMemo nestedMemo; // values inside ops' own regions
+  auto resultFact =
+      [&](OpResult result,
+          const std::vector<bool> &byResult) -> std::optional<bool> {
+    auto at = position.find(result.getOwner());
+    if (at == position.end())
+      return std::nullopt;
+    return byResult[known.firstResult[at->second] + result.getResultNumber()];
+  };
   auto isFree = [&](Value value) {
     auto result = dyn_cast<OpResult>(value);
-    return result && isa<CheckpointOp>(result.getOwner()) ? isFreeValue(value)
-                                                          : memo.isFree(value);
+    if (!result)
+      return true; // block arguments: inputs, or a body's resident values
+    if (isa<CheckpointOp>(result.getOwner()))
+      return isFreeValue(value);
+    if (std::optional<bool> free = resultFact(result, known.freeResult))
+      return *free;
+    return nestedMemo.isFree(value);
   };
   auto definesOnlyFree = [&](Operation *op) {
-    return isa<CheckpointOp>(op) ? definesOnlyFreeValues(op)
-                                 : memo.definesOnlyFree(op);
+    if (isa<CheckpointOp>(op))
+      return definesOnlyFreeValues(op);
+    auto at = position.find(op);
+    return at != position.end() ? bool(known.definesOnlyFree[at->second])
+                                : nestedMemo.definesOnlyFree(op);
+  };
+  auto isBinary = [&](Value value) {
+    if (auto argument = dyn_cast<BlockArgument>(value))
+      return argument.getOwner() == &target &&
+             known.binaryArgument[argument.getArgNumber()];
+    auto result = cast<OpResult>(value);
+    return !isa<CheckpointOp>(result.getOwner()) &&
+           resultFact(result, known.binaryResult).value_or(false);
   };
   SmallVector<CheckpointOp> regions;
   for (const ChainGroup &group : llvm::reverse(plan.groups)) {
@@ -126,7 +177,7 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
       // Binary inputs kept are packed anyway (memopt-pack-region-inputs
       // after planning): predict what will run.
       if (activation && group.policy != InputPolicy::Offload &&
-          binary.isBinary(input) && isCompressibleTensor(input.getType()))
+          isBinary(input) && isCompressibleTensor(input.getType()))
         return CompressPolicyAttr::get(context, CompressionKind::bit);
       if (activation && group.policy == InputPolicy::Offload)
         return OffloadPolicyAttr::get(context, options.offloadKind);

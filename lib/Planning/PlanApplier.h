@@ -13,6 +13,7 @@
 #include "memopt/Planning/MemoryPlanner.h"
 
 #include <functional>
+#include <mutex>
 
 namespace mlir::memopt {
 
@@ -46,12 +47,24 @@ public:
   }
 
 private:
+  /// What outlining asks of the target block's values before it changes
+  /// anything: the same for every copy the plans are applied to, so decided
+  /// once (on the first) rather than once per plan.
+  struct BlockFacts {
+    std::vector<bool> definesOnlyFree; // by op position
+    std::vector<unsigned> firstResult; // by op position, into the next two
+    std::vector<bool> freeResult, binaryResult;
+    std::vector<bool> binaryArgument; // by block argument number
+  };
+  const BlockFacts &getFacts(func::FuncOp func, Block &target) const;
   void annotate(CheckpointOp region, const ChainGroup &group) const;
 
   const FunctionChain &chain;
   const PlanningOptions &options;
   BlockLocator locate;
   DenseMap<Operation *, unsigned> index;
+  mutable std::once_flag factsOnce;
+  mutable BlockFacts facts;
 };
 
 /// Optimal chain plans to judge by the training-memory model (the chain

@@ -1,10 +1,12 @@
 //===- PlanRefinement.cpp - whole modules, no idle regions ----------------===//
 #include "memopt/Planning/PlanRefinement.h"
 
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <algorithm>
+#include <atomic>
 #include <tuple>
 
 using namespace mlir;
@@ -78,11 +80,36 @@ static std::vector<ChainGroup> moveRegion(const std::vector<ChainGroup> &groups,
   return tiled;
 }
 
+std::optional<size_t>
+mlir::memopt::firstAcceptedInOrder(MLIRContext *context, size_t count,
+                                   llvm::function_ref<bool(size_t)> accept) {
+  if (!context) {
+    for (size_t i = 0; i < count; ++i)
+      if (accept(i))
+        return i;
+    return std::nullopt;
+  }
+  // parallelFor starts the tries in index order: one that starts after an
+  // earlier one was accepted cannot be the answer.
+  std::atomic<size_t> first{count};
+  parallelFor(context, 0, count, [&](size_t i) {
+    if (i > first.load() || !accept(i))
+      return;
+    size_t known = first.load();
+    while (i < known && !first.compare_exchange_weak(known, i)) {
+    }
+  });
+  if (first.load() == count)
+    return std::nullopt;
+  return first.load();
+}
+
 ChainPlan mlir::memopt::alignRegionsToModules(
     const ChainPlan &plan, const std::vector<ChainSegment> &segments,
     const ModuleSplitCounter &splits, const ChainPlannerOptions &options,
     const AlignmentLimits &limits,
-    llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak) {
+    llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak,
+    MLIRContext *context) {
   ChainPlan current = plan;
   unsigned count = segments.size();
   unsigned regions = llvm::count_if(
@@ -139,20 +166,24 @@ ChainPlan mlir::memopt::alignRegionsToModules(
         });
     // The full memory model is the judge; a few tries per region bound the
     // time it takes.
-    constexpr unsigned kTries = 4;
-    for (unsigned t = 0; t < moves.size() && t < kTries; ++t) {
-      ChainPlan candidate = current;
-      candidate.groups = std::move(moves[t].groups);
-      candidate.cost = moves[t].cost;
-      // A moved region the outliner refuses (one that would compute
-      // nothing used after it) is no candidate.
-      FailureOr<int64_t> peak = predictPeak(candidate);
-      if (failed(peak) || *peak > limits.peakBytes)
-        continue;
-      candidate.peakBytes = *peak;
-      current = std::move(candidate);
-      break;
-    }
+    constexpr size_t kTries = 4;
+    size_t tries = std::min(moves.size(), kTries);
+    std::vector<ChainPlan> candidates(tries, current);
+    std::optional<size_t> accepted =
+        firstAcceptedInOrder(context, tries, [&](size_t t) {
+          ChainPlan &candidate = candidates[t];
+          candidate.groups = moves[t].groups;
+          candidate.cost = moves[t].cost;
+          // A moved region the outliner refuses (one that would compute
+          // nothing used after it) is no candidate.
+          FailureOr<int64_t> peak = predictPeak(candidate);
+          if (failed(peak) || *peak > limits.peakBytes)
+            return false;
+          candidate.peakBytes = *peak;
+          return true;
+        });
+    if (accepted)
+      current = std::move(candidates[*accepted]);
   }
   return current;
 }

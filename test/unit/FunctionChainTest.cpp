@@ -287,4 +287,59 @@ TEST_F(ModuleAlignmentTest, DropsRegionsThatLowerNoPeak) {
   EXPECT_EQ(regions(dropIdleRegions(plan, forced, {}, 1000, same)), 1);
 }
 
+TEST(FirstAcceptedInOrderTest, GivesTheAnswerOfAScanInOrder) {
+  MLIRContext threaded; // several threads (the test host has at least 2)
+  MLIRContext sequential;
+  sequential.disableMultithreading();
+  for (unsigned pattern = 0; pattern < 64; ++pattern) {
+    auto accepts = [&](size_t i) { return (pattern >> i) & 1; };
+    std::optional<size_t> expected;
+    for (size_t i = 0; i < 6 && !expected; ++i)
+      if (accepts(i))
+        expected = i;
+    EXPECT_EQ(firstAcceptedInOrder(nullptr, 6, accepts), expected);
+    EXPECT_EQ(firstAcceptedInOrder(&sequential, 6, accepts), expected);
+    EXPECT_EQ(firstAcceptedInOrder(&threaded, 6, accepts), expected);
+  }
+  EXPECT_EQ(firstAcceptedInOrder(&threaded, 0, [](size_t) { return true; }),
+            std::nullopt);
+}
+
+TEST(FirstAcceptedInOrderTest, StartsNoTryAfterAnAcceptedOneInOrder) {
+  MLIRContext sequential;
+  sequential.disableMultithreading();
+  std::vector<size_t> tried;
+  auto accepts = [&](size_t i) {
+    tried.push_back(i);
+    return i == 2;
+  };
+  EXPECT_EQ(firstAcceptedInOrder(&sequential, 8, accepts), 2u);
+  EXPECT_EQ(tried, (std::vector<size_t>{0, 1, 2}));
+  tried.clear();
+  EXPECT_EQ(firstAcceptedInOrder(nullptr, 8, accepts), 2u);
+  EXPECT_EQ(tried, (std::vector<size_t>{0, 1, 2}));
+}
+
+TEST_F(ModuleAlignmentTest, PredictingMovesInParallelKeepsThePlan) {
+  ASSERT_TRUE(module);
+  ModuleSplitCounter splits(chain);
+  ChainPlan plan =
+      planWithRegion(segmentOf("blocks.0.act"), segmentOf("blocks.1.fc") + 1);
+  // Only moves that keep blocks.0.act in the region are accepted: the
+  // first of them in the order tried wins, however the threads run.
+  unsigned act0 = segmentOf("blocks.0.act");
+  auto predict = [&](const ChainPlan &candidate) -> FailureOr<int64_t> {
+    return region(candidate).begin <= act0 ? 1000 : 2000;
+  };
+  ChainPlan alone =
+      alignRegionsToModules(plan, chain.segments, splits, {},
+                            AlignmentLimits{1000, plan.cost}, predict);
+  ChainPlan together = alignRegionsToModules(plan, chain.segments, splits, {},
+                                             AlignmentLimits{1000, plan.cost},
+                                             predict, &context);
+  EXPECT_EQ(region(together).begin, region(alone).begin);
+  EXPECT_EQ(region(together).end, region(alone).end);
+  EXPECT_LT(splits.countSplit(together.groups), 2u);
+}
+
 } // namespace

@@ -15,9 +15,12 @@
 #include "memopt/Planning/ChainPlanner.h"
 #include "memopt/Planning/FunctionChain.h"
 
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
+
+#include <optional>
 
 namespace mlir::memopt {
 
@@ -49,15 +52,27 @@ struct AlignmentLimits {
   unsigned window = 2;   // segments a boundary may move either way
 };
 
+/// The least index in [0, count) that `accept` accepts, or nothing: the
+/// answer a scan in order gives. With `context`'s threads the tries run in
+/// parallel (`accept` must then be safe to call from several threads and
+/// keep its results by index), and none after an accepted one is started;
+/// without a context, one after the other.
+std::optional<size_t>
+firstAcceptedInOrder(MLIRContext *context, size_t count,
+                     llvm::function_ref<bool(size_t)> accept);
+
 /// `plan` with region boundaries moved, one region at a time, to where they
 /// split fewer modules, when the moved plan is valid, costs no more and
 /// `predictPeak` finds its peak no higher than `limits` (a failure: the
-/// moved plan cannot be built; it must not have reported anything).
+/// moved plan cannot be built; it must not have reported anything). With
+/// `context`, a region's moves are predicted in parallel (the same plan
+/// results).
 ChainPlan alignRegionsToModules(
     const ChainPlan &plan, const std::vector<ChainSegment> &segments,
     const ModuleSplitCounter &splits, const ChainPlannerOptions &options,
     const AlignmentLimits &limits,
-    llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak);
+    llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak,
+    MLIRContext *context = nullptr);
 
 /// `plan` without the regions whose removal leaves `predictPeak` at or below
 /// `peak`. Regions the chain model needs (forced by --checkpoint) stay.
