@@ -356,11 +356,12 @@ const Candidate *PlanSearch::refineOverAllowance(const Candidate *best) {
   std::optional<size_t> fits =
       firstAcceptedInOrder(func.getContext(), tries.size(), [&](size_t t) {
         const Candidate &c = *tries[t];
-        plans[t] =
-            dropIdleRegions(c.plan, chains[c.chain]->segments, plannerOptions,
-                            c.peak, [&](const ChainPlan &p) {
-                              return predictQuietly(*appliers[c.chain], p);
-                            });
+        plans[t] = dropIdleRegions(
+            c.plan, chains[c.chain]->segments, plannerOptions, c.peak,
+            [&](const ChainPlan &p) {
+              return predictQuietly(*appliers[c.chain], p);
+            },
+            func.getContext());
         return plans[t].cost <= allowed;
       });
   if (!fits)
@@ -384,7 +385,7 @@ ChainPlan PlanSearch::finish(const Candidate &best, bool nestedWon) {
       AlignmentLimits{best.peak, best.plan.cost}, predictChosen,
       func.getContext());
   return dropIdleRegions(chosen, chain.segments, plannerOptions, best.peak,
-                         predictChosen);
+                         predictChosen, func.getContext());
 }
 
 namespace {

@@ -191,23 +191,38 @@ ChainPlan mlir::memopt::alignRegionsToModules(
 ChainPlan mlir::memopt::dropIdleRegions(
     ChainPlan plan, const std::vector<ChainSegment> &segments,
     const ChainPlannerOptions &options, int64_t peak,
-    llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak) {
-  for (unsigned g = 0; g < plan.groups.size(); ++g) {
-    if (!plan.groups[g].checkpointed)
-      continue;
-    ChainPlan without = plan;
-    without.groups[g].checkpointed = false;
-    without.groups[g].policy = InputPolicy::Keep;
-    ChainPlanEvaluation evaluation =
-        evaluateChainPlan(segments, without.groups, options);
-    if (!evaluation.valid)
-      continue;
-    FailureOr<int64_t> withoutPeak = predictPeak(without);
-    if (failed(withoutPeak) || *withoutPeak > peak)
-      continue;
-    without.cost = evaluation.cost;
-    without.peakBytes = *withoutPeak;
-    plan = std::move(without);
+    llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak,
+    MLIRContext *context) {
+  // Regions are tried in order, each on the plan the earlier ones left.
+  // Every try after the last removal starts from the same plan: they run
+  // in parallel, the first removable one in order wins, and the scan goes
+  // on after it.
+  for (unsigned next = 0;;) {
+    std::vector<unsigned> regions;
+    for (unsigned g = next; g < plan.groups.size(); ++g)
+      if (plan.groups[g].checkpointed)
+        regions.push_back(g);
+    std::vector<ChainPlan> withouts(regions.size());
+    std::optional<size_t> removable =
+        firstAcceptedInOrder(context, regions.size(), [&](size_t i) {
+          ChainPlan &without = withouts[i];
+          without = plan;
+          without.groups[regions[i]].checkpointed = false;
+          without.groups[regions[i]].policy = InputPolicy::Keep;
+          ChainPlanEvaluation evaluation =
+              evaluateChainPlan(segments, without.groups, options);
+          if (!evaluation.valid)
+            return false;
+          FailureOr<int64_t> withoutPeak = predictPeak(without);
+          if (failed(withoutPeak) || *withoutPeak > peak)
+            return false;
+          without.cost = evaluation.cost;
+          without.peakBytes = *withoutPeak;
+          return true;
+        });
+    if (!removable)
+      return plan;
+    plan = std::move(withouts[*removable]);
+    next = regions[*removable] + 1;
   }
-  return plan;
 }

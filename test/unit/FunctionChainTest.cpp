@@ -342,4 +342,56 @@ TEST_F(ModuleAlignmentTest, PredictingMovesInParallelKeepsThePlan) {
   EXPECT_LT(splits.countSplit(together.groups), 2u);
 }
 
+TEST_F(ModuleAlignmentTest, DroppingInParallelKeepsTheOrderOfTries) {
+  ASSERT_TRUE(module);
+  // Three regions: blocks.0, blocks.1 and blocks.2, single stored
+  // segments elsewhere.
+  ChainPlan plan;
+  unsigned next = 0;
+  for (unsigned b = 0; b < 3; ++b) {
+    std::string block = "blocks." + std::to_string(b);
+    unsigned begin = segmentOf(block + ".fc"),
+             end = segmentOf(block + ".act") + 1;
+    for (; next < begin; ++next)
+      plan.groups.push_back({next, next + 1, false, InputPolicy::Keep});
+    plan.groups.push_back({begin, end, true, InputPolicy::Keep});
+    next = end;
+  }
+  for (; next < chain.segments.size(); ++next)
+    plan.groups.push_back({next, next + 1, false, InputPolicy::Keep});
+  ASSERT_TRUE(evaluateChainPlan(chain.segments, plan.groups, {}).valid);
+  auto kept = [](const ChainPlan &p) {
+    std::vector<unsigned> begins;
+    for (const ChainGroup &g : p.groups)
+      if (g.checkpointed)
+        begins.push_back(g.begin);
+    return begins;
+  };
+  // Any one region may go, not two: the scan in order drops the first only,
+  // and a parallel scan must too (the later tries it started from the
+  // first plan are stale once the first is dropped).
+  auto onePlanAway = [&](const ChainPlan &p) -> FailureOr<int64_t> {
+    return kept(p).size() >= 2 ? 1000 : 2000;
+  };
+  ChainPlan alone =
+      dropIdleRegions(plan, chain.segments, {}, 1000, onePlanAway);
+  ChainPlan together =
+      dropIdleRegions(plan, chain.segments, {}, 1000, onePlanAway, &context);
+  ASSERT_EQ(kept(alone).size(), 2u);
+  EXPECT_EQ(kept(alone).front(), segmentOf("blocks.1.fc"));
+  EXPECT_EQ(kept(together), kept(alone));
+  // Only the last may go: found after two refused tries.
+  unsigned last = segmentOf("blocks.2.fc");
+  auto lastOnly = [&](const ChainPlan &p) -> FailureOr<int64_t> {
+    std::vector<unsigned> begins = kept(p);
+    return begins.size() == 2 && begins.back() != last ? 1000 : 2000;
+  };
+  EXPECT_EQ(
+      kept(dropIdleRegions(plan, chain.segments, {}, 1000, lastOnly, &context)),
+      kept(dropIdleRegions(plan, chain.segments, {}, 1000, lastOnly)));
+  EXPECT_EQ(
+      kept(dropIdleRegions(plan, chain.segments, {}, 1000, lastOnly)).size(),
+      2u);
+}
+
 } // namespace

@@ -75,11 +75,14 @@ ChainPlan alignRegionsToModules(
     MLIRContext *context = nullptr);
 
 /// `plan` without the regions whose removal leaves `predictPeak` at or below
-/// `peak`. Regions the chain model needs (forced by --checkpoint) stay.
+/// `peak`, tried in order. Regions the chain model needs (forced by
+/// --checkpoint) stay. With `context`, the tries from one plan run in
+/// parallel (the same plan results).
 ChainPlan dropIdleRegions(
     ChainPlan plan, const std::vector<ChainSegment> &segments,
     const ChainPlannerOptions &options, int64_t peak,
-    llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak);
+    llvm::function_ref<FailureOr<int64_t>(const ChainPlan &)> predictPeak,
+    MLIRContext *context = nullptr);
 
 } // namespace mlir::memopt
 
