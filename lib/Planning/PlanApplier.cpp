@@ -94,7 +94,6 @@ const PlanApplier::BlockFacts &PlanApplier::getFacts(func::FuncOp func,
     BinaryValueAnalysis binary(func, options.assumeBinary);
     FreeValueMemo memo;
     for (Operation &op : target.without_terminator()) {
-      facts.definesOnlyFree.push_back(memo.definesOnlyFree(&op));
       facts.firstResult.push_back(facts.freeResult.size());
       for (Value result : op.getResults()) {
         facts.freeResult.push_back(memo.isFree(result));
@@ -115,10 +114,9 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
   for (Operation &op : target.without_terminator())
     ops.push_back(&op);
   const BlockFacts &known = getFacts(func, target);
-  if (known.definesOnlyFree.size() != ops.size())
+  if (known.getNumOps() != ops.size())
     return func.emitError("internal error: a plan applied to a block of ")
-           << ops.size() << " ops, built for one of "
-           << known.definesOnlyFree.size();
+           << ops.size() << " ops, built for one of " << known.getNumOps();
   // Facts by position, as the block is now. Outlining erases the ops it
   // moves into a region; every value asked about later is one of those
   // still in place, or a region's result, decided on its own (a new op may
@@ -151,7 +149,7 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
     if (isa<CheckpointOp>(op))
       return definesOnlyFreeValues(op);
     auto at = position.find(op);
-    return at != position.end() ? bool(known.definesOnlyFree[at->second])
+    return at != position.end() ? known.definesOnlyFree(at->second)
                                 : nestedMemo.definesOnlyFree(op);
   };
   auto isBinary = [&](Value value) {

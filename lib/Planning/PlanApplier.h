@@ -12,6 +12,7 @@
 #include "memopt/Planning/FunctionChain.h"
 #include "memopt/Planning/MemoryPlanner.h"
 
+#include <algorithm>
 #include <functional>
 #include <mutex>
 
@@ -51,10 +52,18 @@ private:
   /// anything: the same for every copy the plans are applied to, so decided
   /// once (on the first) rather than once per plan.
   struct BlockFacts {
-    std::vector<bool> definesOnlyFree; // by op position
-    std::vector<unsigned> firstResult; // by op position, into the next two
+    // By op position, into the next two; one more entry ends the last op.
+    std::vector<unsigned> firstResult;
     std::vector<bool> freeResult, binaryResult;
     std::vector<bool> binaryArgument; // by block argument number
+    size_t getNumOps() const { return firstResult.size() - 1; }
+    /// FreeValueMemo::definesOnlyFree of the op at `position`.
+    bool definesOnlyFree(unsigned position) const {
+      unsigned begin = firstResult[position], end = firstResult[position + 1];
+      return begin < end &&
+             std::all_of(freeResult.begin() + begin, freeResult.begin() + end,
+                         [](bool free) { return free; });
+    }
   };
   const BlockFacts &getFacts(func::FuncOp func, Block &target) const;
   void annotate(CheckpointOp region, const ChainGroup &group) const;

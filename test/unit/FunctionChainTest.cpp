@@ -176,16 +176,26 @@ protected:
     return 0;
   }
 
-  /// One region over segments [begin, end), single unstored segments around.
-  ChainPlan planWithRegion(unsigned begin, unsigned end) {
+  /// Regions over the given [begin, end) ranges (in order, disjoint),
+  /// single unstored segments around them.
+  ChainPlan planWithRegions(ArrayRef<std::pair<unsigned, unsigned>> ranges) {
     ChainPlan plan;
-    for (unsigned s = 0; s < begin; ++s)
-      plan.groups.push_back({s, s + 1, false, InputPolicy::Keep});
-    plan.groups.push_back({begin, end, true, InputPolicy::Keep});
-    for (unsigned s = end; s < chain.segments.size(); ++s)
-      plan.groups.push_back({s, s + 1, false, InputPolicy::Keep});
+    unsigned next = 0;
+    for (auto [begin, end] : ranges) {
+      for (; next < begin; ++next)
+        plan.groups.push_back({next, next + 1, false, InputPolicy::Keep});
+      plan.groups.push_back({begin, end, true, InputPolicy::Keep});
+      next = end;
+    }
+    for (; next < chain.segments.size(); ++next)
+      plan.groups.push_back({next, next + 1, false, InputPolicy::Keep});
     plan.cost = evaluateChainPlan(chain.segments, plan.groups, {}).cost;
     return plan;
+  }
+
+  /// One region over segments [begin, end), single unstored segments around.
+  ChainPlan planWithRegion(unsigned begin, unsigned end) {
+    return planWithRegions({{begin, end}});
   }
 
   static const ChainGroup &region(const ChainPlan &plan) {
@@ -344,21 +354,14 @@ TEST_F(ModuleAlignmentTest, PredictingMovesInParallelKeepsThePlan) {
 
 TEST_F(ModuleAlignmentTest, DroppingInParallelKeepsTheOrderOfTries) {
   ASSERT_TRUE(module);
-  // Three regions: blocks.0, blocks.1 and blocks.2, single stored
-  // segments elsewhere.
-  ChainPlan plan;
-  unsigned next = 0;
+  // Three regions: blocks.0, blocks.1 and blocks.2.
+  std::vector<std::pair<unsigned, unsigned>> blocks;
   for (unsigned b = 0; b < 3; ++b) {
     std::string block = "blocks." + std::to_string(b);
-    unsigned begin = segmentOf(block + ".fc"),
-             end = segmentOf(block + ".act") + 1;
-    for (; next < begin; ++next)
-      plan.groups.push_back({next, next + 1, false, InputPolicy::Keep});
-    plan.groups.push_back({begin, end, true, InputPolicy::Keep});
-    next = end;
+    blocks.emplace_back(segmentOf(block + ".fc"),
+                        segmentOf(block + ".act") + 1);
   }
-  for (; next < chain.segments.size(); ++next)
-    plan.groups.push_back({next, next + 1, false, InputPolicy::Keep});
+  ChainPlan plan = planWithRegions(blocks);
   ASSERT_TRUE(evaluateChainPlan(chain.segments, plan.groups, {}).valid);
   auto kept = [](const ChainPlan &p) {
     std::vector<unsigned> begins;
