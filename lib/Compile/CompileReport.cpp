@@ -267,6 +267,9 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
       if (auto saved =
               region->getAttrOfType<IntegerAttr>(kSavedBytesAvoidedAttrName))
         info.savedBytesAvoided = saved.getValue().getSExtValue();
+      if (auto lowered =
+              region->getAttrOfType<IntegerAttr>(kLowersPeakByAttrName))
+        info.peakBytesLowered = lowered.getValue().getSExtValue();
       if (auto reason =
               region->getAttrOfType<StringAttr>(kRegionReasonAttrName))
         info.reason = reason.str();
@@ -569,6 +572,7 @@ private:
           json.attribute("label", text(region.label));
           strings("module_paths", region.modulePaths);
           json.attribute("saved_bytes_avoided", region.savedBytesAvoided);
+          nullable("lowers_peak_by_bytes", region.peakBytesLowered);
           json.attribute("reason", text(region.reason));
           strings("input_policies", region.inputPolicies);
           json.attribute("ops", region.numOps);

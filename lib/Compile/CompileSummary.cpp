@@ -150,6 +150,9 @@ static void printSignature(const CompileReport &report,
         paths += (paths.empty() ? "" : ",") + path;
       os << "    " << llvm::left_justify(region.label, 24) << " avoids "
          << llvm::left_justify(formatBytes(region.savedBytesAvoided), 10);
+      if (region.peakBytesLowered)
+        os << " peak -"
+           << llvm::left_justify(formatBytes(*region.peakBytesLowered), 10);
       if (!paths.empty() && paths != region.label)
         os << " [" << paths << "]";
       if (!region.reason.empty())

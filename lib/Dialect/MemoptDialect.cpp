@@ -47,8 +47,8 @@ LogicalResult MemoptDialect::verifyOperationAttribute(Operation *op,
       GradBuffersAttrHelper, WorldSizeAttrHelper, IntraOpThreadsAttrHelper,
       DeviceAttrHelper, AssumeBinaryAttrHelper, UnplannedPeakBytesAttrHelper,
       BudgetBytesAttrHelper, PlanAttrHelper, PrefetchScheduleAttrHelper,
-      ReasonAttrHelper, SavedBytesAvoidedAttrHelper, OriginalMethodAttrHelper,
-      GenericOfAttrHelper>(attr, valid, expectedType);
+      ReasonAttrHelper, SavedBytesAvoidedAttrHelper, LowersPeakByAttrHelper,
+      OriginalMethodAttrHelper, GenericOfAttrHelper>(attr, valid, expectedType);
   if (!declared)
     return op->emitError("unknown memopt attribute '")
            << attr.getName().getValue() << "'";

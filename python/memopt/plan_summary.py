@@ -70,6 +70,9 @@ class Region:
     reason: str
     input_policies: Tuple[str, ...]
     ops: int
+    # How much higher the predicted peak is without this region (None in
+    # reports written before memopt computed it).
+    lowers_peak_by_bytes: Optional[int] = None
 
 
 _PRODUCER = re.compile(r"^(?P<path>[\w.\-]+) \((?P<op>[^()]+)\)$")
@@ -139,7 +142,8 @@ class Summary:
                                int(r.get("saved_bytes_avoided") or 0),
                                r.get("reason", ""),
                                tuple(r.get("input_policies") or ()),
-                               int(r.get("ops") or 0))
+                               int(r.get("ops") or 0),
+                               r.get("lowers_peak_by_bytes"))
                         for r in report.get("regions") or []]
         self.compressed = list(report.get("compressed") or [])
         self.offloaded = list(report.get("offloaded") or [])
@@ -237,7 +241,9 @@ class Summary:
                              f"{format_bytes(g['frees']):>10}: "
                              + ", ".join(parts))
                 for r in g["regions"]:
-                    lines.append(f"      {r.label}: {r.reason}")
+                    lowers = ("" if r.lowers_peak_by_bytes is None else
+                              f" (peak -{format_bytes(r.lowers_peak_by_bytes)})")
+                    lines.append(f"      {r.label}: {r.reason}{lowers}")
         else:
             lines.append("  nothing planned: the model trains as it is")
         if self.unknown_ops:

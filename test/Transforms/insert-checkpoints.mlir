@@ -9,7 +9,7 @@
 
 // BUDGET-LABEL: func.func @chain
 // BUDGET-SAME: memopt.plan = #memopt.plan<baseline_peak_bytes = [[BASE:[0-9]+]], planned_peak_bytes = {{[0-9]+}}, budget_bytes = [[BUDGET:[0-9]+]], feasible = true
-// BUDGET: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%arg0) policies [#memopt.keep] {memopt.reason = "recomputing {{.*}} ms in backward frees {{.*}} MiB, with its input kept", memopt.saved_bytes_avoided = {{[0-9]+}} : i64}
+// BUDGET: memopt.checkpoint "blocks.0..blocks.{{[0-9]+}}"(%arg0) policies [#memopt.keep] {memopt.lowers_peak_by = {{[1-9][0-9]*}} : i64, memopt.reason = "recomputing {{.*}} ms in backward frees {{.*}} MiB, with its input kept", memopt.saved_bytes_avoided = {{[0-9]+}} : i64}
 // BUDGET: memopt.param "blocks.0.fc.weight"
 // BUDGET: memopt.op "aten::linear"
 // BUDGET: memopt.yield

@@ -63,6 +63,9 @@ struct RegionReport {
   /// Module paths of the recomputed ops (outermost first, no path twice).
   std::vector<std::string> modulePaths;
   int64_t savedBytesAvoided = 0;
+  /// How much higher the modelled peak is without the region (its body
+  /// inlined); unknown on IR planned before memopt stamped it.
+  std::optional<int64_t> peakBytesLowered;
   std::string reason;
   /// Per region input: keep, compress:<kind>, offload:<kind>.
   std::vector<std::string> inputPolicies;

@@ -87,6 +87,9 @@ inline constexpr llvm::StringLiteral kRegionReasonAttrName =
     MemoptDialect::ReasonAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kSavedBytesAvoidedAttrName =
     MemoptDialect::SavedBytesAvoidedAttrHelper::getNameStr();
+/// Checkpoint region: how much higher the modelled peak is without it.
+inline constexpr llvm::StringLiteral kLowersPeakByAttrName =
+    MemoptDialect::LowersPeakByAttrHelper::getNameStr();
 /// Function made by memopt-specialize-signatures: the method it specializes,
 /// and (on the generic fallback) the function it generalizes.
 inline constexpr llvm::StringLiteral kOriginalMethodAttrName =

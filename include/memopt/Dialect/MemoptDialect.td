@@ -46,6 +46,7 @@ def Memopt_Dialect : Dialect {
     "::mlir::memopt::PrefetchScheduleAttr":$prefetch_schedule,
     "::mlir::StringAttr":$reason,
     "::mlir::IntegerAttr":$saved_bytes_avoided,
+    "::mlir::IntegerAttr":$lowers_peak_by,
     "::mlir::StringAttr":$original_method,
     "::mlir::FlatSymbolRefAttr":$generic_of
   );
