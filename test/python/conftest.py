@@ -3,8 +3,10 @@
 ctest sets MEMOPT_BUILD_DIR and MEMOPT_RUNTIME_LIB; running pytest by hand
 falls back to ./build in the checkout.
 """
+import json
 import os
 import pathlib
+import subprocess
 
 import pytest
 import torch
@@ -20,6 +22,21 @@ def runtime_library_path() -> pathlib.Path:
 
 def tool_path(name: str) -> pathlib.Path:
     return BUILD / "bin" / name
+
+
+def compile_with_report(source, specs, out_dir, args):
+    """Runs memopt-compile on `source` (input specs `specs`, extra `args`),
+    writing out.pt and report.json into `out_dir`; returns the finished
+    process and the report (None when the compile failed)."""
+    report = pathlib.Path(out_dir) / "report.json"
+    result = subprocess.run(
+        [str(tool_path("memopt-compile")), str(source), "-o",
+         str(pathlib.Path(out_dir) / "out.pt"), "--report", str(report)] +
+        [a for s in specs for a in ("--input-shape", s)] + list(args),
+        capture_output=True, text=True)
+    if result.returncode != 0:
+        return result, None
+    return result, json.loads(report.read_text())
 
 
 @pytest.fixture(scope="session")

@@ -11,12 +11,9 @@ at +24 %, reached from the least-peak plan with nested regions (now tried
 for preferences too). Checked on models of different shapes; all from the
 planner's predictions (no training).
 """
-import json
-import subprocess
-
 import pytest
 
-from conftest import REPO, tool_path
+from conftest import REPO, compile_with_report
 
 import sys
 sys.path.insert(0, str(REPO / "python"))
@@ -31,16 +28,8 @@ MODELS = [
 
 
 def compile_plan(source, specs, tmp_path, args):
-    report = tmp_path / "report.json"
-    result = subprocess.run(
-        [str(tool_path("memopt-compile")), str(source), "-o",
-         str(tmp_path / "out.pt"), "--report", str(report)] +
-        [a for s in specs for a in ("--input-shape", s)] + args,
-        capture_output=True, text=True)
-    if result.returncode != 0:
-        return None
-    signature = json.loads(report.read_text())["signatures"][0]
-    return signature
+    _, report = compile_with_report(source, specs, tmp_path, args)
+    return None if report is None else report["signatures"][0]
 
 
 @pytest.mark.parametrize("label,zoo,kwargs", MODELS, ids=[m[0] for m in MODELS])

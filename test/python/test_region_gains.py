@@ -7,12 +7,9 @@ every region again once the function is final (docs/planning.md). Checked
 on models of different shapes, for preferences and a budget; all from the
 planner's predictions (no training).
 """
-import json
-import subprocess
-
 import pytest
 
-from conftest import REPO, tool_path
+from conftest import REPO, compile_with_report
 
 import sys
 sys.path.insert(0, str(REPO / "python"))
@@ -35,14 +32,9 @@ MODELS = [
 
 
 def compile_report(source, specs, tmp_path, args):
-    report = tmp_path / "report.json"
-    result = subprocess.run(
-        [str(tool_path("memopt-compile")), str(source), "-o",
-         str(tmp_path / "out.pt"), "--report", str(report)] +
-        [a for s in specs for a in ("--input-shape", s)] + args,
-        capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    return json.loads(report.read_text())["signatures"][0], result.stderr
+    result, report = compile_with_report(source, specs, tmp_path, args)
+    assert report is not None, result.stderr
+    return report["signatures"][0], result.stderr
 
 
 @pytest.mark.parametrize("label,zoo,kwargs,extra", MODELS,
