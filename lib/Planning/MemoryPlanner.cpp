@@ -558,39 +558,33 @@ mlir::memopt::planFunctionMemory(func::FuncOp func,
 
   // The chain model chose the regions; alignment, nesting and the
   // least-peak alternative changed the function under them since. Those
-  // the final function's modelled peak does not need come out again:
-  // within a budget, when the peak stays where it is; for a preference,
-  // also when it rises by less than 1/256 of the plan's peak (the
-  // resolution the search compares partial plans at, taken of the plan's
-  // peak: of the baseline's, it was 7 % of vgg13's 20x lower plan).
-  int64_t regionLimit = summary.plannedPeakBytes;
-  if (!budget)
-    regionLimit =
-        std::min(summary.baselinePeakBytes,
-                 summary.plannedPeakBytes + summary.plannedPeakBytes / 256);
-  SmallVector<int64_t> peaksWithout = modelPeaksWithoutEachRegion(func);
-  std::optional<RegionDropResult> drop = dropRegionsBelowLimit(
-      func, regionLimit, options.checkpoint, peaksWithout);
-  if (drop) {
-    summary.plannedPeakBytes = drop->peakBytes;
-    summary.recomputeSeconds =
-        std::max(0.0, summary.recomputeSeconds - drop->recomputeSeconds);
-    summary.regions -= drop->dropped;
-  }
-
-  // By-channel batch-norm backwards cost two strided copies each, row
-  // blocks of a weight gradient a few more calls: keep them only when the
-  // plan needs them (its peak, or its budget).
-  std::optional<int64_t> leanerPeak = dropUnneededBackwardKernels(
-      func, budget && summary.feasible
-                ? std::max(*budget, summary.plannedPeakBytes)
-                : summary.plannedPeakBytes);
-  if (leanerPeak)
-    summary.plannedPeakBytes = *leanerPeak;
-
-  // What each region lowers, on the final function.
-  if (drop || leanerPeak)
+  // the final function's modelled peak does not need (it stays where it
+  // is without them) come out again.
+  SmallVector<int64_t> peaksWithout;
+  for (bool changed = true; changed;) {
     peaksWithout = modelPeaksWithoutEachRegion(func);
+    std::optional<RegionDropResult> drop = dropRegionsBelowLimit(
+        func, summary.plannedPeakBytes, options.checkpoint, peaksWithout);
+    if (drop) {
+      summary.plannedPeakBytes = drop->peakBytes;
+      summary.recomputeSeconds =
+          std::max(0.0, summary.recomputeSeconds - drop->recomputeSeconds);
+      summary.regions -= drop->dropped;
+    }
+    // By-channel batch-norm backwards cost two strided copies each, row
+    // blocks of a weight gradient a few more calls: keep them only when
+    // the plan needs them (its peak, or its budget).
+    std::optional<int64_t> leanerPeak = dropUnneededBackwardKernels(
+        func, budget && summary.feasible
+                  ? std::max(*budget, summary.plannedPeakBytes)
+                  : summary.plannedPeakBytes);
+    if (leanerPeak)
+      summary.plannedPeakBytes = *leanerPeak;
+    // Each drop changes the function under the regions and marks left:
+    // again until neither changes it (each round removes one at least).
+    changed = drop || leanerPeak;
+  }
+  // What each region lowers, on the final function.
   stampRegionPeakGains(func, summary.plannedPeakBytes, peaksWithout);
   writePlanSummary(func, summary, budget.has_value(), options.prefer,
                    search.getChain(*best).segments.size());

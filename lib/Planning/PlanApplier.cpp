@@ -240,8 +240,7 @@ void PlanApplier::annotate(CheckpointOp region, const ChainGroup &group) const {
   llvm::raw_string_ostream os(reason);
   bool nested = isa<CheckpointOp>(region->getParentOp());
   os << (forced ? "forced by --checkpoint; " : "")
-     << (nested ? "within its enclosing region's recompute, recomputing "
-                : "recomputing ")
+     << (nested ? kNestedRegionReasonPrefix : "") << "recomputing "
      << llvm::format("%.3f", seconds * 1e3) << " ms in backward";
   // Inside a body the chain sees the body's inputs as resident: what the
   // region saves may be what its ops would have kept of them anyway (the

@@ -18,6 +18,11 @@
 
 namespace mlir::memopt {
 
+/// How the reason of a region nested in another begins: its recompute runs
+/// within the enclosing one's.
+inline constexpr llvm::StringLiteral kNestedRegionReasonPrefix =
+    "within its enclosing region's recompute, ";
+
 class PlanApplier {
 public:
   /// Finds, in a function (the planned one or a clone of it), the block the

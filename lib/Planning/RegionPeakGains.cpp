@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Planning/RegionPeakGains.h"
+#include "PlanApplier.h"
 #include "memopt/Analysis/BinaryValueAnalysis.h"
 #include "memopt/Analysis/CostModel.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
@@ -24,8 +25,41 @@
 using namespace mlir;
 using namespace mlir::memopt;
 
+/// Makes `region`, nested until now, a region of the function: where a
+/// module is at hand, it reads the parameters, buffers and attributes it
+/// took as inputs itself (as the outliner makes top-level regions: the
+/// exporter passes no state into them), and its recompute no longer runs
+/// within another's.
+static void makeTopLevel(CheckpointOp region) {
+  MLIRContext *context = region.getContext();
+  if (auto reason = region->getAttrOfType<StringAttr>(kRegionReasonAttrName);
+      reason && reason.getValue().starts_with(kNestedRegionReasonPrefix))
+    region->setAttr(
+        kRegionReasonAttrName,
+        StringAttr::get(context, reason.getValue().drop_front(
+                                     kNestedRegionReasonPrefix.size())));
+  Block &body = region.getBodyBlock();
+  OpBuilder builder = OpBuilder::atBlockBegin(&body);
+  SmallVector<Attribute> policies(region.getPolicies().begin(),
+                                  region.getPolicies().end());
+  for (unsigned i = region.getInputs().size(); i-- > 0;) {
+    Operation *def = region.getInputs()[i].getDefiningOp();
+    if (!def || !isa<ParamOp, BufferOp, GetAttrOp>(def) ||
+        def->getNumOperands() != 0)
+      continue;
+    body.getArgument(i).replaceAllUsesWith(builder.clone(*def)->getResult(0));
+    body.eraseArgument(i);
+    region->eraseOperand(i);
+    policies.erase(policies.begin() + i);
+  }
+  region.setPoliciesAttr(ArrayAttr::get(context, policies));
+}
+
 void mlir::memopt::inlineCheckpointRegion(CheckpointOp region) {
   Block &body = region.getBodyBlock();
+  SmallVector<CheckpointOp> nested;
+  if (isa<func::FuncOp>(region->getParentOp()))
+    llvm::append_range(nested, body.getOps<CheckpointOp>());
   auto yield = cast<YieldOp>(body.getTerminator());
   for (auto [argument, input] :
        llvm::zip(body.getArguments(), region.getInputs()))
@@ -35,6 +69,8 @@ void mlir::memopt::inlineCheckpointRegion(CheckpointOp region) {
   region->getBlock()->getOperations().splice(
       region->getIterator(), body.getOperations(), body.begin(), body.end());
   region->erase();
+  for (CheckpointOp inner : nested)
+    makeTopLevel(inner);
 }
 
 /// The regions of `func` in walk order: a region's index names the same
@@ -58,8 +94,8 @@ static int64_t peakWithout(func::FuncOp func, ArrayRef<unsigned> indices) {
 }
 
 /// Whether a drop may take `region` out: it only recomputes (every input
-/// kept, no prefetch schedule, no region within) and no --checkpoint path
-/// asked for it.
+/// kept, no prefetch schedule) and no --checkpoint path asked for it. The
+/// regions within it, if any, stay and recompute on their own.
 static bool mayDrop(CheckpointOp region, ArrayRef<std::string> forcedModules,
                     const llvm::StringSet<> &prefetchTriggers) {
   if (!llvm::all_of(region.getPolicies(), [](Attribute policy) {
@@ -71,8 +107,7 @@ static bool mayDrop(CheckpointOp region, ArrayRef<std::string> forcedModules,
     return false;
   bool keep = false;
   region.getBodyBlock().walk([&](Operation *op) {
-    if (isa<CheckpointOp>(op) ||
-        llvm::any_of(forcedModules, [&](const std::string &path) {
+    if (llvm::any_of(forcedModules, [&](const std::string &path) {
           return locationInModule(op->getLoc(), path);
         })) {
       keep = true;

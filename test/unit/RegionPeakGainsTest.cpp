@@ -165,3 +165,58 @@ TEST_F(RegionPeakGainsTest, KeepsRegionsThatPackTheirInput) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(InlineCheckpointRegionTest, NestedRegionsStayAndReadTheirOwnState) {
+  MLIRContext context;
+  context.loadDialect<MemoptDialect, func::FuncDialect>();
+  std::string t = kTensor;
+  std::string text =
+      "func.func @f(%x: " + t + ") -> " + t + " {\n" +
+      "  %o = memopt.checkpoint \"outer\"(%x) policies [#memopt.keep] : (" + t +
+      ") -> " + t + " {\n  ^bb0(%a: " + t + "):\n" +
+      "    %w = memopt.param \"inner.weight\" : tensor<64x64xf32>\n"
+      "    %n = memopt.checkpoint \"inner\"(%a, %w) policies [#memopt.keep, "
+      "#memopt.keep] {memopt.reason = \"within its enclosing region's "
+      "recompute, recomputing 1.000 ms in backward, with its input kept\"} "
+      ": (" +
+      t + ", tensor<64x64xf32>) -> " + t + " {\n    ^bb0(%b: " + t +
+      ", %v: tensor<64x64xf32>):\n" +
+      "      %r = memopt.op \"aten::linear\"(%b, %v) [#memopt.arg<0>, "
+      "#memopt.arg<1>, #memopt.none] {overload = \"\"} : (" +
+      t + ", tensor<64x64xf32>) -> " + t + loc("inner", 1) +
+      "      memopt.yield %r : " + t + "\n    }\n    memopt.yield %n : " + t +
+      "\n  }\n  return %o : " + t + "\n}\n";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  auto func = cast<func::FuncOp>(module->getBody()->front());
+  CheckpointOp outer;
+  func.walk([&](CheckpointOp region) {
+    if (region.getLabel() == "outer")
+      outer = region;
+  });
+  ASSERT_TRUE(outer);
+  inlineCheckpointRegion(outer);
+  EXPECT_TRUE(succeeded(verify(func)));
+  std::vector<std::string> labels;
+  func.walk([&](CheckpointOp region) {
+    labels.push_back(region.getLabel().str());
+    EXPECT_EQ(region->getParentOp(), func.getOperation());
+    EXPECT_EQ(region->getAttrOfType<StringAttr>(kRegionReasonAttrName)
+                  .getValue()
+                  .str(),
+              "recomputing 1.000 ms in backward, with its input kept");
+  });
+  EXPECT_EQ(labels, std::vector<std::string>{"inner"});
+  // As a region of the function, it reads its weight itself (the exporter
+  // passes no state into a top-level region).
+  func.walk([&](CheckpointOp region) {
+    EXPECT_EQ(region.getInputs().size(), 1u);
+    EXPECT_EQ(region.getPolicies().size(), 1u);
+    EXPECT_EQ(region.getBodyBlock().getNumArguments(), 1u);
+    EXPECT_EQ(llvm::range_size(region.getBodyBlock().getOps<ParamOp>()), 1u);
+  });
+}
+
+} // namespace

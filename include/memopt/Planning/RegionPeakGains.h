@@ -12,7 +12,7 @@ namespace mlir::memopt {
 class CheckpointOp;
 
 /// Puts `region`'s body in its place: its ops run in forward as any others
-/// and keep what their backwards need.
+/// and keep what their backwards need; regions within it stay regions.
 void inlineCheckpointRegion(CheckpointOp region);
 
 /// The modelled peak of `func` with each of its regions (in walk order:
@@ -31,7 +31,8 @@ struct RegionDropResult {
 /// the limit (checked together, then one by one, the least rise first).
 /// `peaksWithout` is modelPeaksWithoutEachRegion(func). Regions that a
 /// --checkpoint module path (`forcedModules`) names, that pack or offload an
-/// input, carry a prefetch schedule or hold other regions are kept.
+/// input or carry a prefetch schedule are kept; the regions within a dropped
+/// one stay, and recompute on their own.
 /// Nullopt when none is dropped.
 std::optional<RegionDropResult>
 dropRegionsBelowLimit(func::FuncOp func, int64_t limitBytes,

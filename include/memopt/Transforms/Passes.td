@@ -48,10 +48,10 @@ def InsertCheckpoints : Pass<"memopt-insert-checkpoints", "::mlir::func::FuncOp"
     time allowance (or, for an infeasible budget, until it is met).
 
     On the final function, each region is inlined on a copy and the copy
-    modelled: regions the peak does not need (within a budget: the peak
-    stays; for a preference: it rises by less than 1/256) are inlined for
-    good, unless `checkpoint` names them; every other region gets
-    `memopt.lowers_peak_by`, how much higher the modelled peak is without it.
+    modelled: regions the peak does not need (it stays, or drops, without
+    them) are inlined for good, unless `checkpoint` names them; every other
+    region gets `memopt.lowers_peak_by`, how much higher the modelled peak
+    is without it.
 
     `budget` is bytes (`800MB`, `1.5GiB`) or a percentage of the predicted
     baseline (`40%`); a function's own `memopt.budget` attribute overrides
