@@ -148,7 +148,7 @@ static void describeNesting(CheckpointOp outer, int64_t before,
   for (auto inner : outer.getBodyBlock().getOps<CheckpointOp>()) {
     auto reason = inner->getAttrOfType<StringAttr>(kRegionReasonAttrName);
     std::string text = reason ? reason.str() : std::string();
-    text += "; lowers the peak within " + outer.getLabel().str() + " from " +
+    text += kNestingReasonInfix.str() + outer.getLabel().str() + " from " +
             formatBytes(before) + " to " + formatBytes(after);
     inner->setAttr(kRegionReasonAttrName, b.getStringAttr(text));
   }

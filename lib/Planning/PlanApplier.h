@@ -22,6 +22,10 @@ namespace mlir::memopt {
 /// within the enclosing one's.
 inline constexpr llvm::StringLiteral kNestedRegionReasonPrefix =
     "within its enclosing region's recompute, ";
+/// What the nesting step appends to a nested region's reason, before the
+/// enclosing region's label and the local peaks.
+inline constexpr llvm::StringLiteral kNestingReasonInfix =
+    "; lowers the peak within ";
 
 class PlanApplier {
 public:

@@ -32,12 +32,13 @@ using namespace mlir::memopt;
 /// within another's.
 static void makeTopLevel(CheckpointOp region) {
   MLIRContext *context = region.getContext();
-  if (auto reason = region->getAttrOfType<StringAttr>(kRegionReasonAttrName);
-      reason && reason.getValue().starts_with(kNestedRegionReasonPrefix))
-    region->setAttr(
-        kRegionReasonAttrName,
-        StringAttr::get(context, reason.getValue().drop_front(
-                                     kNestedRegionReasonPrefix.size())));
+  // Its reason no longer speaks of the enclosing region.
+  if (auto reason = region->getAttrOfType<StringAttr>(kRegionReasonAttrName)) {
+    StringRef text = reason.getValue();
+    text.consume_front(kNestedRegionReasonPrefix);
+    text = text.split(kNestingReasonInfix).first;
+    region->setAttr(kRegionReasonAttrName, StringAttr::get(context, text));
+  }
   Block &body = region.getBodyBlock();
   OpBuilder builder = OpBuilder::atBlockBegin(&body);
   SmallVector<Attribute> policies(region.getPolicies().begin(),

@@ -179,7 +179,8 @@ TEST(InlineCheckpointRegionTest, NestedRegionsStayAndReadTheirOwnState) {
       "    %w = memopt.param \"inner.weight\" : tensor<64x64xf32>\n"
       "    %n = memopt.checkpoint \"inner\"(%a, %w) policies [#memopt.keep, "
       "#memopt.keep] {memopt.reason = \"within its enclosing region's "
-      "recompute, recomputing 1.000 ms in backward, with its input kept\"} "
+      "recompute, recomputing 1.000 ms in backward, with its input kept; "
+      "lowers the peak within outer from 2.00 MiB to 1.00 MiB\"} "
       ": (" +
       t + ", tensor<64x64xf32>) -> " + t + " {\n    ^bb0(%b: " + t +
       ", %v: tensor<64x64xf32>):\n" +
