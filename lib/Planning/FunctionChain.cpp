@@ -319,7 +319,7 @@ static void keepBalancedCuts(std::vector<Cut> &cuts,
   cuts = std::move(kept);
 }
 
-static bool opInAnyModule(Operation *op, ArrayRef<std::string> paths) {
+bool mlir::memopt::opInAnyModule(Operation *op, ArrayRef<std::string> paths) {
   return llvm::any_of(paths, [&](const std::string &path) {
     return locationInModule(op->getLoc(), path);
   });

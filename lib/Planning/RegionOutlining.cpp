@@ -10,8 +10,7 @@
 using namespace mlir;
 using namespace mlir::memopt;
 
-/// Whether `op` reads module state (a parameter, buffer or attribute).
-static bool isStateRead(Operation *op) {
+bool mlir::memopt::isStateRead(Operation *op) {
   return isa<ParamOp, BufferOp, GetAttrOp>(op);
 }
 

@@ -11,11 +11,12 @@
 //===----------------------------------------------------------------------===//
 #include "memopt/Planning/RegionPeakGains.h"
 #include "PlanApplier.h"
-#include "memopt/Analysis/BinaryValueAnalysis.h"
 #include "memopt/Analysis/CostModel.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Planning/FunctionChain.h"
+#include "memopt/Planning/RegionOutlining.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -45,8 +46,7 @@ static void makeTopLevel(CheckpointOp region) {
                                   region.getPolicies().end());
   for (unsigned i = region.getInputs().size(); i-- > 0;) {
     Operation *def = region.getInputs()[i].getDefiningOp();
-    if (!def || !isa<ParamOp, BufferOp, GetAttrOp>(def) ||
-        def->getNumOperands() != 0)
+    if (!def || !isStateRead(def))
       continue;
     body.getArgument(i).replaceAllUsesWith(builder.clone(*def)->getResult(0));
     body.eraseArgument(i);
@@ -106,17 +106,13 @@ static bool mayDrop(CheckpointOp region, ArrayRef<std::string> forcedModules,
   if (region.getPrefetchAt() || region.getOffloadHeldFor() ||
       prefetchTriggers.contains(region.getLabel()))
     return false;
-  bool keep = false;
-  region.getBodyBlock().walk([&](Operation *op) {
-    if (llvm::any_of(forcedModules, [&](const std::string &path) {
-          return locationInModule(op->getLoc(), path);
-        })) {
-      keep = true;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return !keep;
+  return !region.getBodyBlock()
+              .walk([&](Operation *op) {
+                return opInAnyModule(op, forcedModules)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              })
+              .wasInterrupted();
 }
 
 SmallVector<int64_t>

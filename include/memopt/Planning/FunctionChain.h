@@ -58,6 +58,10 @@ private:
 /// The module path an op belongs to (from its NameLoc), or "".
 std::string getModulePath(Operation *op);
 
+/// Whether `op` belongs to one of the modules `paths` names (or to a
+/// module within one).
+bool opInAnyModule(Operation *op, ArrayRef<std::string> paths);
+
 /// The module that contains all of `ops` ("layer1.0"), or "first..last"
 /// when they share none.
 std::string getRegionLabel(ArrayRef<Operation *> ops);

@@ -21,6 +21,9 @@ namespace mlir::memopt {
 /// non-tensor value would have to leave the region. `isFree` decides free
 /// values (default: isFreeValue; a caller outlining many regions of one
 /// function passes a memoized one).
+/// Whether `op` reads module state (a parameter, buffer or attribute).
+bool isStateRead(Operation *op);
+
 FailureOr<CheckpointOp>
 outlineCheckpointRegion(ArrayRef<Operation *> ops, StringRef label,
                         llvm::function_ref<Attribute(Value)> policyFor,
