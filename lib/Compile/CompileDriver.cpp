@@ -492,7 +492,9 @@ int mlir::memopt::runCompile(const CompileOptions &options,
       printer.error("cannot export the compiled model");
     return 1;
   }
+  // Only a file can be read back: `-o -` and `-o /dev/null` cannot.
   if (!options.outputPath.empty() && options.outputPath != "-" &&
+      llvm::sys::fs::is_regular_file(options.outputPath) &&
       !verifyWrittenArchive(options.outputPath, printer))
     return 1;
   report.timings.exportSeconds = phase.lap();
