@@ -201,6 +201,27 @@ SPECS = [
         seq(c), [c["s"], c["d"]], None, None, None, None]),
     ("aten::copy_", "default", SEQ, lambda c: [seq(c), seq(c), False]),
     ("aten::fill_", "Scalar", SEQ, lambda c: [seq(c), 1.0]),
+    # Resampling (F.interpolate: segmentation heads, U-Net decoders, FPNs),
+    # by output size and by scale factor.
+    ("aten::upsample_nearest2d", "vec", IMG, lambda c: [
+        img(c), [2 * c["h"], 2 * c["w"]], None]),
+    ("aten::upsample_nearest2d", "vec", IMG, lambda c: [
+        img(c), None, [2.0, 3.0]]),
+    ("aten::upsample_bilinear2d", "vec", IMG, lambda c: [
+        img(c), [2 * c["h"], 3 * c["w"]], False, None]),
+    ("aten::upsample_bilinear2d", "vec", IMG, lambda c: [
+        img(c), None, True, [2.0, 2.0]]),
+    ("aten::upsample_bicubic2d", "vec", IMG, lambda c: [
+        img(c), [2 * c["h"], 2 * c["w"]], False, None]),
+    ("aten::upsample_nearest1d", "vec", SEQ, lambda c: [
+        seq(c), [2 * c["d"]], None]),
+    ("aten::upsample_linear1d", "vec", SEQ, lambda c: [
+        seq(c), [2 * c["d"]], False, None]),
+    ("aten::upsample_nearest3d", "vec", IMG, lambda c: [
+        T(c["n"], c["c"], 2, c["h"], c["w"]), [4, c["h"], 2 * c["w"]], None]),
+    ("aten::upsample_trilinear3d", "vec", IMG, lambda c: [
+        T(c["n"], c["c"], 2, c["h"], c["w"]), [4, 2 * c["h"], c["w"]], False,
+        None]),
     # Token embeddings: rows of the table (10 x d) picked by int64 indices.
     ("aten::embedding", "default", SEQ, lambda c: [
         T(10, c["d"]), C(c["n"], c["s"], dtype=torch.int64), -1, False,

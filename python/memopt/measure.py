@@ -213,7 +213,11 @@ def _resolve_set_to_none(set_to_none: Optional[bool]) -> bool:
 def differentiable_outputs(out) -> List[torch.Tensor]:
     """The tensors of a model's result that a loss would use: the result
     itself, or every tensor of a returned tuple or list (GoogLeNet's
-    auxiliary logits, multi-head models) that requires grad."""
+    auxiliary logits, multi-head models) or every value of a returned dict
+    in its order (segmentation models' "out" and "aux") that requires
+    grad."""
+    if isinstance(out, dict):
+        out = list(out.values())
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     return [o for o in outs
             if isinstance(o, torch.Tensor) and o.requires_grad]

@@ -12,8 +12,11 @@ import json
 import math
 import sys
 
+from typing import Dict
+
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 
 class TiedLM(nn.Module):
@@ -57,9 +60,59 @@ class HeadAttention(nn.Module):
         return self.proj(y)
 
 
+def conv_block(cin: int, cout: int, stride: int) -> nn.Module:
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True), nn.Conv2d(cout, cout, 3, 1, 1, bias=False),
+        nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+class TapBackbone(nn.Module):
+    """Named stages whose outputs are tapped into a dict under names a
+    module attribute gives, as torchvision's IntermediateLayerGetter does."""
+
+    def __init__(self, taps: Dict[str, str]):
+        super().__init__()
+        self.stages = nn.ModuleDict({
+            f"s{i}": conv_block(3 if i == 0 else 16, 16, 2 if i == 3 else 1)
+            for i in range(6)})
+        self.taps = taps
+
+    def forward(self, x: torch.Tensor) -> Dict[str, torch.Tensor]:
+        out: Dict[str, torch.Tensor] = {}
+        for name, stage in self.stages.items():
+            x = stage(x)
+            if name in self.taps:
+                out[self.taps[name]] = x
+        return out
+
+
+class DictSegmenter(nn.Module):
+    """A segmentation net as torchvision writes them: the backbone's taps
+    through a main and an auxiliary head, each resampled to the input size,
+    returned in a dict filled by item assignment."""
+
+    def __init__(self):
+        super().__init__()
+        self.backbone = TapBackbone({"s2": "aux", "s5": "out"})
+        self.head = nn.Conv2d(16, 5, 1)
+        self.aux = nn.Conv2d(16, 5, 1)
+
+    def forward(self, x: torch.Tensor) -> Dict[str, torch.Tensor]:
+        size = x.shape[-2:]
+        features = self.backbone(x)
+        result: Dict[str, torch.Tensor] = {}
+        result["out"] = F.interpolate(self.head(features["out"]), size=size,
+                                      mode="bilinear", align_corners=False)
+        result["aux"] = F.interpolate(self.aux(features["aux"]), size=size,
+                                      mode="nearest")
+        return result
+
+
 MODELS = {
     "tied_lm": (TiedLM, [("idx", (2, 64), "tokens:512")]),
     "head_attention": (HeadAttention, [("x", (2, 64, 128))]),
+    "dict_segmenter": (DictSegmenter, [("x", (2, 3, 48, 48))]),
 }
 
 

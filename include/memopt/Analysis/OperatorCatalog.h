@@ -86,7 +86,7 @@ enum class WorkspaceRule : uint8_t {
 enum class SimulatorRule : uint8_t {
   Default,        // saved-tensor table row (or the unknown-op bound)
   ListConstruct,  // a list of its operands' storages
-  TupleConstruct, // as ListConstruct; typed !memopt.script
+  TupleConstruct, // as ListConstruct; typed !memopt.script (tuples, dicts)
   Append,         // the list keeps the element alive
   UncheckedCast,  // Optional[Tensor] -> Tensor: the same value
   Unpack,         // the elements of a list or tuple, in order

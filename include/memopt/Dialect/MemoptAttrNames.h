@@ -39,6 +39,11 @@ inline constexpr llvm::StringLiteral kAssumesAttrName =
 /// carrying it is valid only for its exact input shapes.
 inline constexpr llvm::StringLiteral kShapeAssumesAttrName =
     MemoptDialect::ShapeAssumesAttrHelper::getNameStr();
+/// Function argument: an input left out of the input specs, bound to this
+/// value (its default, or None) while the function was specialized; the
+/// exported forward takes it with that default and refuses any other.
+inline constexpr llvm::StringLiteral kBoundDefaultAttrName =
+    MemoptDialect::BoundDefaultAttrHelper::getNameStr();
 
 //===-- Set by the driver, read by the memory model ----------------------===//
 

@@ -35,6 +35,7 @@ def Memopt_Dialect : Dialect {
     "::mlir::UnitAttr":$passthrough,
     "::mlir::DictionaryAttr":$assumes,
     "::mlir::ArrayAttr":$shape_assumes,
+    "::mlir::Attribute":$bound_default,
     "::mlir::StringAttr":$grad_buffers,
     "::mlir::IntegerAttr":$world_size,
     "::mlir::IntegerAttr":$intra_op_threads,

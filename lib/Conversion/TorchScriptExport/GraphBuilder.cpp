@@ -63,6 +63,9 @@ public:
   };
   /// emitGuard for each assumption, raising for the first that fails.
   LogicalResult emitGuards(ArrayRef<Assumption> assumptions);
+  /// Raises at run time unless input `arg`, left out of the input specs,
+  /// has the value it was bound to (kBoundDefaultAttrName).
+  LogicalResult emitBoundDefaultGuard(BlockArgument arg, Attribute expected);
 
 private:
   torch::jit::Value *lookup(mlir::Value value) { return values.lookup(value); }
@@ -76,6 +79,11 @@ private:
   FailureOr<std::pair<torch::jit::Value *, std::string>>
   emitAssumptionCheck(Operation *anchor, StringRef path, Attribute expected,
                       const c10::IValue *known = nullptr);
+  /// Whether `actual` differs from `expected` (or `known`) at run time, and
+  /// the value compared with; `what` names it in errors.
+  FailureOr<std::pair<torch::jit::Value *, c10::IValue>>
+  emitDiffers(Operation *anchor, torch::jit::Value *actual, StringRef what,
+              Attribute expected, const c10::IValue *known);
   /// `if condition: raise message()`, the message computed in the branch.
   void emitRaiseIf(torch::jit::Value *condition,
                    llvm::function_ref<torch::jit::Value *()> message);
@@ -277,17 +285,15 @@ LogicalResult GraphEmitter::emitTorchOp(TorchOp op) {
   return mapResults(op, node);
 }
 
-FailureOr<std::pair<torch::jit::Value *, std::string>>
-GraphEmitter::emitAssumptionCheck(Operation *anchor, StringRef path,
-                                  Attribute expected,
-                                  const c10::IValue *known) {
-  std::string field;
-  torch::jit::Value *actual = graph.insertGetAttr(ownerOf(path, field), field);
+FailureOr<std::pair<torch::jit::Value *, c10::IValue>>
+GraphEmitter::emitDiffers(Operation *anchor, torch::jit::Value *actual,
+                          StringRef what, Attribute expected,
+                          const c10::IValue *known) {
   std::string error;
   auto value = known ? std::optional<c10::IValue>(*known)
                      : exporter::convertConstant(expected, actual->type(), error);
   if (!value)
-    return anchor->emitError("memopt.assumes '") << path << "': " << error;
+    return anchor->emitError(what) << ": " << error;
   torch::jit::Value *differs;
   if (value->isNone()) {
     differs = graph.insert(c10::Symbol::fromQualString("aten::__isnot__"),
@@ -301,8 +307,32 @@ GraphEmitter::emitAssumptionCheck(Operation *anchor, StringRef path,
       torch::jit::Value *constant =
           exporter::insertConstantValue(graph, element);
       if (!constant)
-        return anchor->emitError("memopt.assumes '")
-               << path << "': TorchScript cannot encode an element";
+        return anchor->emitError(what)
+               << ": TorchScript cannot encode an element";
+      differs = graph.insert(
+          c10::Symbol::fromQualString("aten::__or__"),
+          {differs, graph.insert(c10::Symbol::fromQualString("aten::ne"),
+                                 {read, constant})});
+    }
+  } else if (value->isGenericDict()) {
+    // TorchScript has no `!=` of dicts: compare keys() and values(), in
+    // order (forward may iterate the dict).
+    c10::impl::GenericDict dict = value->toGenericDict();
+    c10::impl::GenericList keys(dict.keyType()), items(dict.valueType());
+    for (const auto &entry : dict) {
+      keys.push_back(entry.key());
+      items.push_back(entry.value());
+    }
+    differs = graph.insertConstant(false);
+    for (auto [method, expectedList] :
+         {std::pair("aten::keys", &keys), std::pair("aten::values", &items)}) {
+      torch::jit::Value *constant =
+          exporter::insertConstantValue(graph, c10::IValue(*expectedList));
+      if (!constant)
+        return anchor->emitError(what)
+               << ": TorchScript cannot encode " << expected;
+      torch::jit::Value *read =
+          graph.insert(c10::Symbol::fromQualString(method), {actual});
       differs = graph.insert(
           c10::Symbol::fromQualString("aten::__or__"),
           {differs, graph.insert(c10::Symbol::fromQualString("aten::ne"),
@@ -311,17 +341,56 @@ GraphEmitter::emitAssumptionCheck(Operation *anchor, StringRef path,
   } else {
     torch::jit::Value *constant = exporter::insertConstantValue(graph, *value);
     if (!constant)
-      return anchor->emitError("memopt.assumes '")
-             << path << "': TorchScript cannot encode " << expected;
+      return anchor->emitError(what)
+             << ": TorchScript cannot encode " << expected;
     differs = graph.insert(c10::Symbol::fromQualString("aten::ne"),
                            {actual, constant});
   }
+  return std::make_pair(differs, *value);
+}
+
+FailureOr<std::pair<torch::jit::Value *, std::string>>
+GraphEmitter::emitAssumptionCheck(Operation *anchor, StringRef path,
+                                  Attribute expected,
+                                  const c10::IValue *known) {
+  std::string field;
+  torch::jit::Value *actual = graph.insertGetAttr(ownerOf(path, field), field);
+  auto check = emitDiffers(
+      anchor, actual, "memopt.assumes '" + path.str() + "'", expected, known);
+  if (failed(check))
+    return failure();
   std::ostringstream os; // the value as Python prints it: True, 0.1, None
   os << "memopt: this module was compiled for " << path.str()
-     << " == " << *value
+     << " == " << check->second
      << " (memopt.assumes); compile it again for other values, "
      << "e.g. for eval() or train() mode";
-  return std::make_pair(differs, os.str());
+  return std::make_pair(check->first, os.str());
+}
+
+LogicalResult GraphEmitter::emitBoundDefaultGuard(BlockArgument arg,
+                                                  Attribute expected) {
+  torch::jit::Value *actual = lookup(arg);
+  std::string name = actual->debugName();
+  auto check =
+      emitDiffers(arg.getOwner()->getParentOp(), actual,
+                  "input '" + name + "' (" + kBoundDefaultAttrName.str() + ")",
+                  expected, nullptr);
+  if (failed(check))
+    return failure();
+  // An Optional tensor can be given a spec; other inputs cannot.
+  c10::TypePtr type = actual->type();
+  if (auto optional = type->cast<c10::OptionalType>())
+    type = optional->getElementType();
+  std::ostringstream os;
+  os << "memopt: this module was compiled for " << name
+     << " == " << check->second << " (left out of the input specs); "
+     << (type->kind() == c10::TypeKind::TensorType
+             ? "compile it again with an input spec for " + name +
+                   " to pass a tensor"
+             : "inputs other than tensors are compiled for their default "
+               "only");
+  emitRaiseIf(check->first, [&] { return graph.insertConstant(os.str()); });
+  return success();
 }
 
 void GraphEmitter::emitRaiseIf(
@@ -472,6 +541,11 @@ LogicalResult exporter::emitBlock(Block &block, Graph &graph,
     for (const auto &entry : baked.constants)
       assumptions.push_back({func, entry.getKey(), Attribute(),
                              &entry.getValue()});
+    for (BlockArgument arg : func.getArguments())
+      if (Attribute bound =
+              func.getArgAttr(arg.getArgNumber(), kBoundDefaultAttrName))
+        if (failed(emitter.emitBoundDefaultGuard(arg, bound)))
+          return failure();
     if (failed(emitter.emitGuards(assumptions)))
       return failure();
   }

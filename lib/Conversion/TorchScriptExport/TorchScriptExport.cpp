@@ -36,6 +36,36 @@ static std::string describe(const std::exception &error) {
   return first.trim().str();
 }
 
+/// Inputs left out of the input specs keep their default in the exported
+/// forward's schema, so that calls without them bind as on the source
+/// model (the forward checks they get no other value).
+static LogicalResult setBoundDefaults(func::FuncOp forward,
+                                      torch::jit::Function &function) {
+  const c10::FunctionSchema &schema = function.getSchema();
+  std::vector<c10::Argument> arguments = schema.arguments();
+  bool changed = false;
+  for (BlockArgument arg : forward.getArguments()) {
+    Attribute bound =
+        forward.getArgAttr(arg.getArgNumber(), kBoundDefaultAttrName);
+    size_t position = arg.getArgNumber() + 1; // after self
+    if (!bound || position >= arguments.size())
+      continue;
+    c10::Argument &argument = arguments[position];
+    std::string error;
+    auto value = exporter::convertConstant(bound, argument.type(), error);
+    if (!value)
+      return forward.emitError("input '")
+             << argument.name() << "' (" << kBoundDefaultAttrName
+             << "): " << error;
+    argument = c10::Argument(argument.name(), argument.type(), argument.N(),
+                             *value, argument.kwarg_only());
+    changed = true;
+  }
+  if (changed)
+    function.setSchema(schema.cloneWithArguments(std::move(arguments)));
+  return success();
+}
+
 static std::optional<torch::jit::Module> build(ModuleOp module,
                                                const torch::jit::Module &source,
                                                llvm::StringRef sourceName) {
@@ -63,6 +93,8 @@ static std::optional<torch::jit::Module> build(ModuleOp module,
     return std::nullopt;
   auto *function = root._ivalue()->compilation_unit()->create_function(
       c10::QualifiedName(*root.type()->name(), "forward"), graph);
+  if (failed(setBoundDefaults(forward, *function)))
+    return std::nullopt;
   root.type()->addMethod(function);
   return root;
 }

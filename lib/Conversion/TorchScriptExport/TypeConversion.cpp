@@ -209,6 +209,26 @@ exporter::convertConstant(Attribute attr, const c10::TypePtr &expected,
     }
     return c10::IValue(c10::ivalue::Tuple::create(std::move(elements)));
   }
+  // A dict is written as [[key, value], ...] in its order (importConstant).
+  if (array && want && want->kind() == c10::TypeKind::DictType) {
+    const auto &dictType = want->expectRef<c10::DictType>();
+    c10::impl::GenericDict dict(dictType.getKeyType(), dictType.getValueType());
+    for (Attribute entry : array) {
+      auto pair = dyn_cast<ArrayAttr>(entry);
+      if (!pair || pair.size() != 2) {
+        error = "dict constant entry is not a [key, value] pair";
+        return std::nullopt;
+      }
+      auto key = convertConstant(pair[0], dictType.getKeyType(), error);
+      auto value =
+          key ? convertConstant(pair[1], dictType.getValueType(), error)
+              : std::nullopt;
+      if (!value)
+        return std::nullopt;
+      dict.insert(std::move(*key), std::move(*value));
+    }
+    return c10::IValue(std::move(dict));
+  }
   if (array) {
     c10::TypePtr elementWant;
     if (want && want->kind() == c10::TypeKind::ListType)

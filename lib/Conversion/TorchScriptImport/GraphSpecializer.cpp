@@ -13,6 +13,7 @@
 // rejected with the construct's name and source line. Nothing is reordered.
 //
 //===----------------------------------------------------------------------===//
+#include "DictFunctionalization.h"
 #include "ImportInternal.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -43,8 +44,9 @@ class GraphSpecializer {
 public:
   GraphSpecializer(const torch::jit::Module &module,
                    std::shared_ptr<torch::jit::Graph> graph,
-                   const std::vector<InputSpec> &specs, EvaluationMode &mode)
-      : module(module), graph(std::move(graph)), specs(specs),
+                   const std::vector<InputSpec> &specs, EvaluationMode &mode,
+                   const c10::FunctionSchema *schema)
+      : module(module), graph(std::move(graph)), specs(specs), schema(schema),
         evaluator(module, this->graph, !specs.empty(), mode) {}
 
   SpecializedGraph run();
@@ -55,6 +57,9 @@ private:
   Node *stepLoop(Node *node);
   const ValueFacts &requireStatic(Value *value, Node *node,
                                   const std::string &what);
+  /// Records the module attributes `facts` rests on as assumptions.
+  void assumeAttributes(const ValueFacts &facts, const Node *node,
+                        const std::string &what);
   std::string nonStaticOrigin(Value *value);
   Node *inlineBlock(Block *block, Node *before,
                     const std::vector<Value *> &blockInputs,
@@ -68,10 +73,13 @@ private:
   const torch::jit::Module &module;
   std::shared_ptr<torch::jit::Graph> graph;
   const std::vector<InputSpec> &specs;
+  const c10::FunctionSchema *schema;
   NodeEvaluator evaluator;
+  std::map<size_t, c10::IValue> boundDefaults;
   std::unordered_map<Node *, LoopState> loops;
   std::map<std::string, c10::IValue> assumptions;
   std::vector<std::string> shapeAssumptions;
+  DictKeyFacts dictKeys;
   int64_t unrolledIterations = 0;
 
   /// Records a decision `what` at `node` folded on `facts` when it rests on
@@ -99,10 +107,18 @@ void GraphSpecializer::bindInputs() {
   auto inputs = graph->inputs().slice(1);
   if (specs.empty())
     return;
-  // Trailing Optional inputs (`mask=None`) may be left out: they are None.
+  // Trailing inputs with a default (`mask=None`, `steps: int = 12`) may be
+  // left out and take it, as do trailing Optional inputs (None).
+  auto defaultOf = [&](size_t input) -> std::optional<c10::IValue> {
+    if (schema && input + 1 < schema->arguments().size())
+      if (const auto &value = schema->arguments()[input + 1].default_value())
+        return *value;
+    if (inputs[input]->type()->kind() == c10::TypeKind::OptionalType)
+      return c10::IValue();
+    return std::nullopt;
+  };
   size_t required = inputs.size();
-  while (required > specs.size() &&
-         inputs[required - 1]->type()->kind() == c10::TypeKind::OptionalType)
+  while (required > specs.size() && defaultOf(required - 1))
     --required;
   auto inputNames = [&] {
     std::string names;
@@ -115,8 +131,18 @@ void GraphSpecializer::bindInputs() {
                       " input(s) (" + inputNames() + ") but " +
                       std::to_string(specs.size()) +
                       " --input-shape spec(s) were given");
-  for (size_t i = specs.size(); i < inputs.size(); ++i)
-    evaluator.setFacts(inputs[i], ValueFacts{c10::IValue(), true, {}});
+  for (size_t i = specs.size(); i < inputs.size(); ++i) {
+    c10::IValue value = *defaultOf(i);
+    // The exported forward refuses any other value: it must be one it can
+    // compare.
+    if (!isGuardableConstant(value))
+      throw ImportError("input '" + baseName(inputs[i]) +
+                        "' is left out of the input specs and its default (" +
+                        value.type()->repr_str() +
+                        ") cannot be checked at run time; give it a spec");
+    boundDefaults[i] = value;
+    evaluator.setFacts(inputs[i], ValueFacts{value, true, {}});
+  }
   for (size_t i = 0; i < specs.size(); ++i) {
     Value *input = inputs[i];
     const InputSpec &spec = specs[i];
@@ -177,19 +203,31 @@ std::string GraphSpecializer::nonStaticOrigin(Value *value) {
   return "?";
 }
 
+void GraphSpecializer::assumeAttributes(const ValueFacts &facts,
+                                        const Node *node,
+                                        const std::string &what) {
+  for (const std::string &path : facts.attributeDeps) {
+    c10::IValue current = module._ivalue();
+    llvm::SmallVector<llvm::StringRef> segments;
+    llvm::StringRef(path).split(segments, '.');
+    for (llvm::StringRef segment : segments)
+      current = current.toObject()->getAttr(segment.str());
+    // The exported forward checks the value before it runs the folded
+    // code; a value it could not check would go stale silently.
+    if (!isGuardableConstant(current))
+      throw ImportError(what + " depends on module attribute '" + path +
+                            "' of type " + current.type()->repr_str() +
+                            ", whose value memopt cannot check at run time",
+                        node);
+    assumptions[path] = current;
+  }
+}
+
 const ValueFacts &GraphSpecializer::requireStatic(Value *value, Node *node,
                                                   const std::string &what) {
   const ValueFacts *facts = evaluator.lookup(value);
   if (facts && facts->isStatic && facts->value) {
-    // Record the module attributes the decision rests on.
-    for (const std::string &path : facts->attributeDeps) {
-      c10::IValue current = module._ivalue();
-      llvm::SmallVector<llvm::StringRef> segments;
-      llvm::StringRef(path).split(segments, '.');
-      for (llvm::StringRef segment : segments)
-        current = current.toObject()->getAttr(segment.str());
-      assumptions[path] = current;
-    }
+    assumeAttributes(*facts, node, what);
     return *facts;
   }
   if (!evaluator.executesTensors())
@@ -407,6 +445,7 @@ SpecializedGraph GraphSpecializer::run() {
     }
     if (node->kind() == c10::prim::Enter || node->kind() == c10::prim::Exit)
       throw ImportError(rejectWithBlock(node), locatedWithNode(node));
+    recordDictKeys(node, evaluator, dictKeys);
     try {
       evaluator.evaluate(node);
     } catch (const ImportError &) {
@@ -433,17 +472,23 @@ SpecializedGraph GraphSpecializer::run() {
     });
     node = node->next();
   }
+  functionalizeDicts(*graph, dictKeys,
+                     [&](const ValueFacts &facts, Node *node) {
+                       assumeAttributes(facts, node, "a dict key");
+                     });
   eraseDeadNodes();
   SpecializedGraph result;
   result.graph = graph;
   result.tensorFacts = std::move(evaluator.tensorFacts());
   result.assumptions = std::move(assumptions);
   result.shapeAssumptions = std::move(shapeAssumptions);
+  result.boundDefaults = std::move(boundDefaults);
   return result;
 }
 
 SpecializedGraph mlir::memopt::detail::specializeGraph(
     const torch::jit::Module &module, std::shared_ptr<torch::jit::Graph> graph,
-    const std::vector<InputSpec> &specs, EvaluationMode &mode) {
-  return GraphSpecializer(module, std::move(graph), specs, mode).run();
+    const std::vector<InputSpec> &specs, EvaluationMode &mode,
+    const c10::FunctionSchema *schema) {
+  return GraphSpecializer(module, std::move(graph), specs, mode, schema).run();
 }

@@ -148,6 +148,9 @@ struct SpecializedGraph {
   /// ("prim::If condition at features.3 (model.py:42)"). Decisions whose
   /// other branch only raises (input checks) are not listed.
   std::vector<std::string> shapeAssumptions;
+  /// Inputs left out of the specs (by position, self not counted) and the
+  /// value each was bound to: its default in the method's schema, or None.
+  std::map<size_t, c10::IValue> boundDefaults;
 };
 
 /// How the nodes of one import are run; shared by all its graphs, since
@@ -163,10 +166,13 @@ struct EvaluationMode {
 /// Folds control flow and (with specs) runs each node once. Throws
 /// ImportError naming the construct and its node when something is left that
 /// memopt cannot import, ExactRunRequired (see there).
+/// `schema` (the method's, when known) gives the defaults of the trailing
+/// inputs the specs leave out.
 SpecializedGraph specializeGraph(const torch::jit::Module &module,
                                  std::shared_ptr<torch::jit::Graph> graph,
                                  const std::vector<InputSpec> &specs,
-                                 EvaluationMode &mode);
+                                 EvaluationMode &mode,
+                                 const c10::FunctionSchema *schema = nullptr);
 
 /// The results of `node` (an aten operator) on `stack` as zero tensors of
 /// the right sizes, strides and dtype, without running its kernel, when the
@@ -254,6 +260,11 @@ std::optional<c10::ScalarType> parseDType(llvm::StringRef name);
 /// A constant argument attribute for an IValue, or null when the value cannot
 /// be a constant argument (tensors, objects...).
 Attribute importConstant(const c10::IValue &value, MLIRContext *context);
+
+/// Whether `value` can be a `memopt.assumes` entry that the exported forward
+/// checks: scalars, strings, devices, None, lists and tuples of these, and
+/// dicts with string or int keys and bool, int, float or string values.
+bool isGuardableConstant(const c10::IValue &value);
 
 /// Emits `func.func @<name>` for a specialized graph into `module`, with
 /// `memopt.assumes` / `memopt.shape_assumes` when control flow was folded on

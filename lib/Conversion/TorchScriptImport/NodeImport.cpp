@@ -337,11 +337,18 @@ func::FuncOp mlir::memopt::detail::importGraph(
   // valid only while they hold (e.g. `bn1.training = true`).
   if (!graph.assumptions.empty()) {
     SmallVector<NamedAttribute> assumed;
-    for (const auto &[path, value] : graph.assumptions)
-      if (Attribute attr = importConstant(value, context))
-        assumed.emplace_back(StringAttr::get(context, path), attr);
+    for (const auto &[path, value] : graph.assumptions) {
+      // The specializer records only values isGuardableConstant admits.
+      Attribute attr = importConstant(value, context);
+      assert(attr && "an assumption the exported forward cannot check");
+      assumed.emplace_back(StringAttr::get(context, path), attr);
+    }
     func->setAttr(kAssumesAttrName, DictionaryAttr::get(context, assumed));
   }
+  // Inputs the specs left out were bound to these values.
+  for (const auto &[position, value] : graph.boundDefaults)
+    func.setArgAttr(position, kBoundDefaultAttrName,
+                    importConstant(value, context));
   // ... and on these tensor sizes: valid only for the given input shapes.
   if (!graph.shapeAssumptions.empty()) {
     SmallVector<Attribute> decisions;

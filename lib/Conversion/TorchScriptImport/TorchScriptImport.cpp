@@ -151,8 +151,9 @@ importMethods(llvm::function_ref<torch::jit::Module()> load,
       graph = prepareMethodGraph(*torchModule, method);
       std::optional<SpecializedGraph> specialized;
       try {
-        specialized =
-            specializeGraph(*torchModule, graph, signature.inputs, mode);
+        specialized = specializeGraph(
+            *torchModule, graph, signature.inputs, mode,
+            &torchModule->get_method(method).function().getSchema());
       } catch (const ImportError &error) {
         if (!several)
           throw;

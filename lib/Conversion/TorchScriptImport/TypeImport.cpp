@@ -135,5 +135,37 @@ Attribute mlir::memopt::detail::importConstant(const c10::IValue &value,
     }
     return builder.getArrayAttr(elements);
   }
+  if (value.isGenericDict() && isGuardableConstant(value)) {
+    // [[key, value], ...] in the dict's own (insertion) order: forward may
+    // iterate it, so the order is part of the value.
+    SmallVector<Attribute> entries;
+    for (const auto &entry : value.toGenericDict())
+      entries.push_back(
+          builder.getArrayAttr({importConstant(entry.key(), context),
+                                importConstant(entry.value(), context)}));
+    return builder.getArrayAttr(entries);
+  }
   return {};
+}
+
+bool mlir::memopt::detail::isGuardableConstant(const c10::IValue &value) {
+  if (value.isNone() || value.isBool() || value.isInt() || value.isDouble() ||
+      value.isString() || value.isDevice())
+    return true;
+  if (value.isList())
+    return llvm::all_of(value.toListRef(), isGuardableConstant);
+  if (value.isTuple())
+    return llvm::all_of(value.toTupleRef().elements(), isGuardableConstant);
+  if (!value.isGenericDict())
+    return false;
+  // The exported check compares keys() and values() as lists, which
+  // TorchScript compares only for these element types.
+  auto scalar = [](const c10::IValue &v) {
+    return v.isBool() || v.isInt() || v.isDouble() || v.isString();
+  };
+  for (const auto &entry : value.toGenericDict())
+    if (!(entry.key().isString() || entry.key().isInt()) ||
+        !scalar(entry.value()))
+      return false;
+  return true;
 }

@@ -9,7 +9,7 @@ update the CHECK lines).
 """
 import os
 import pathlib
-from typing import List
+from typing import Dict, List, Optional
 
 import torch
 import torch.nn as nn
@@ -177,6 +177,59 @@ def save_custom_op_model(path: pathlib.Path):
     torch.jit.script(CustomOp()).save(str(path))
 
 
+class DictTaps(nn.Module):
+    """Stage outputs tapped into a dict under names a module attribute
+    gives (as torchvision's IntermediateLayerGetter does), then a result
+    dict filled by item assignment (as its segmentation models do)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stages = nn.ModuleDict(
+            {name: nn.Linear(4, 4) for name in ("a", "b", "c")})
+        self.taps: Dict[str, str] = {"a": "low", "c": "high"}
+
+    def forward(self, x):
+        feats: Dict[str, torch.Tensor] = {}
+        for name, stage in self.stages.items():
+            x = stage(x).relu()
+            if name in self.taps:
+                feats[self.taps[name]] = x
+        result: Dict[str, torch.Tensor] = {}
+        result["out"] = feats["high"] * 2.0
+        result["aux"] = feats["low"] + 1.0
+        return result
+
+
+class UncheckableAttribute(nn.Module):
+    """Control flow on an attribute whose value a compiled forward could
+    not compare (TorchScript has no `!=` of such dicts)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cfg: Dict[str, List[int]] = {"scale": [2]}
+
+    def forward(self, x):
+        if "scale" in self.cfg:
+            return x * 2.0
+        return x
+
+
+class DefaultedInputs(nn.Module):
+    """Trailing inputs with defaults: an optional mask and a step count."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+
+    def forward(self, x, mask: Optional[torch.Tensor] = None,
+                steps: int = 2):
+        for _ in range(steps):
+            x = torch.tanh(self.layer(x))
+        if mask is not None:
+            x = x * mask
+        return x
+
+
 def main():
     torch.manual_seed(0)
     torch.jit.script(ConvBNReLU()).save(str(HERE / "conv_bn.pt"))
@@ -191,6 +244,10 @@ def main():
     traced = torch.jit.trace(Nested().eval(), torch.randn(1, 3, 4, 4))
     traced.save(str(HERE / "traced.pt"))
     save_custom_op_model(HERE / "custom_op.pt")
+    torch.jit.script(DictTaps()).save(str(HERE / "dict_taps.pt"))
+    torch.jit.script(UncheckableAttribute()).save(
+        str(HERE / "uncheckable_attribute.pt"))
+    torch.jit.script(DefaultedInputs()).save(str(HERE / "defaulted_inputs.pt"))
     # A zip archive that torch.save wrote: valid zip, not TorchScript.
     torch.save(ConvBNReLU().state_dict(), str(HERE / "state_dict.pt"))
     for name in sorted(os.listdir(HERE)):
