@@ -67,11 +67,13 @@ std::string text(const torch::jit::Graph &graph) {
   return os.str();
 }
 
-int rewrite(Parsed &parsed) {
+int rewrite(Parsed &parsed, bool checkable = true) {
   int assumed = 0;
-  functionalizeDicts(
-      *parsed.graph, parsed.keys,
-      [&](const ValueFacts &, torch::jit::Node *) { ++assumed; });
+  DictRewriteHooks hooks;
+  hooks.canAssume = [&](const ValueFacts &) { return checkable; };
+  hooks.assume = [&](const ValueFacts &, torch::jit::Node *) { ++assumed; };
+  hooks.destroy = [](torch::jit::Node *node) { node->destroy(); };
+  functionalizeDicts(*parsed.graph, parsed.keys, hooks);
   return assumed;
 }
 
@@ -121,6 +123,13 @@ TEST(DictFunctionalizationTest, ReadsBecomeValuesAndResultIsBuiltOnce) {
   EXPECT_EQ(
       *dict->output()->type(),
       *c10::DictType::create(c10::StringType::get(), c10::TensorType::get()));
+}
+
+TEST(DictFunctionalizationTest, KeysOnUncheckableAttributesAreLeftAlone) {
+  Parsed parsed = parse(kTapsAndResult);
+  std::string before = text(*parsed.graph);
+  EXPECT_EQ(rewrite(parsed, /*checkable=*/false), 0);
+  EXPECT_EQ(text(*parsed.graph), before);
 }
 
 TEST(DictFunctionalizationTest, WriteAfterAReaderIsLeftAlone) {

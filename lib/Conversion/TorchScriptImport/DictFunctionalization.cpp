@@ -78,10 +78,8 @@ struct DictPlan {
 
 class DictFunctionalizer {
 public:
-  DictFunctionalizer(
-      const DictKeyFacts &keys,
-      const std::function<void(const ValueFacts &, Node *)> &recordAssumptions)
-      : keys(keys), recordAssumptions(recordAssumptions) {}
+  DictFunctionalizer(const DictKeyFacts &keys, const DictRewriteHooks &hooks)
+      : keys(keys), hooks(hooks) {}
 
   void run(torch::jit::Graph &graph) {
     std::vector<Node *> creations;
@@ -97,16 +95,20 @@ public:
   }
 
 private:
+  /// `node`'s key when it is known and rests only on attributes a
+  /// compiled forward can check.
   const c10::IValue *staticKey(const Node *node) const {
     auto it = keys.find(node);
-    return it == keys.end() ? nullptr : &*it->second.value;
+    if (it == keys.end() || !hooks.canAssume(it->second))
+      return nullptr;
+    return &*it->second.value;
   }
 
   std::optional<DictPlan> planFor(Node *creation);
   void apply(Node *creation, DictPlan &plan);
 
   const DictKeyFacts &keys;
-  const std::function<void(const ValueFacts &, Node *)> &recordAssumptions;
+  const DictRewriteHooks &hooks;
 };
 
 std::optional<DictPlan> DictFunctionalizer::planFor(Node *creation) {
@@ -176,13 +178,13 @@ std::optional<DictPlan> DictFunctionalizer::planFor(Node *creation) {
 
 void DictFunctionalizer::apply(Node *creation, DictPlan &plan) {
   for (const Node *keyed : plan.keyedNodes)
-    recordAssumptions(keys.at(keyed), const_cast<Node *>(keyed));
+    hooks.assume(keys.at(keyed), const_cast<Node *>(keyed));
   for (auto &[read, value] : plan.reads) {
     read->output()->replaceAllUsesWith(value);
-    read->destroy();
+    hooks.destroy(read);
   }
   for (Node *write : plan.writes)
-    write->destroy();
+    hooks.destroy(write);
   torch::jit::Value *dict = creation->output();
   if (plan.firstReader) {
     torch::jit::Graph &graph = *creation->owningGraph();
@@ -198,7 +200,7 @@ void DictFunctionalizer::apply(Node *creation, DictPlan &plan) {
     rebuilt->setSourceRange(creation->sourceRange());
     dict->replaceAllUsesWith(rebuilt->output());
   }
-  creation->destroy();
+  hooks.destroy(creation);
 }
 } // namespace
 
@@ -235,8 +237,8 @@ void mlir::memopt::detail::recordDictKeys(const Node *node,
   keys[node] = std::move(all);
 }
 
-void mlir::memopt::detail::functionalizeDicts(
-    torch::jit::Graph &graph, const DictKeyFacts &keys,
-    const std::function<void(const ValueFacts &, Node *)> &recordAssumptions) {
-  DictFunctionalizer(keys, recordAssumptions).run(graph);
+void mlir::memopt::detail::functionalizeDicts(torch::jit::Graph &graph,
+                                              const DictKeyFacts &keys,
+                                              const DictRewriteHooks &hooks) {
+  DictFunctionalizer(keys, hooks).run(graph);
 }

@@ -20,16 +20,23 @@ using DictKeyFacts = std::unordered_map<const torch::jit::Node *, ValueFacts>;
 void recordDictKeys(const torch::jit::Node *node,
                     const NodeEvaluator &evaluator, DictKeyFacts &keys);
 
+/// What the rewrite needs from the specializer.
+struct DictRewriteHooks {
+  /// Whether the module attributes a key rests on can be checked at run
+  /// time (a dict whose keys rest on others is left alone).
+  std::function<bool(const ValueFacts &)> canAssume;
+  /// Records them as assumptions (the exported forward checks them).
+  std::function<void(const ValueFacts &, torch::jit::Node *)> assume;
+  /// Destroys a node, forgetting what was known of its values.
+  std::function<void(torch::jit::Node *)> destroy;
+};
+
 /// In the specialized, straight-line `graph`: reads of known keys of a dict
 /// built in it become the stored values, and the writes go; a dict still
 /// read afterwards is built in one prim::DictConstruct before its first
-/// reader. `recordAssumptions` is called with the facts of every key a
-/// rewrite rests on (the exported forward checks the module attributes
-/// they came from).
-void functionalizeDicts(
-    torch::jit::Graph &graph, const DictKeyFacts &keys,
-    const std::function<void(const ValueFacts &, torch::jit::Node *)>
-        &recordAssumptions);
+/// reader.
+void functionalizeDicts(torch::jit::Graph &graph, const DictKeyFacts &keys,
+                        const DictRewriteHooks &hooks);
 
 } // namespace mlir::memopt::detail
 

@@ -57,6 +57,8 @@ private:
   Node *stepLoop(Node *node);
   const ValueFacts &requireStatic(Value *value, Node *node,
                                   const std::string &what);
+  /// The value of the module attribute at dotted `path`.
+  c10::IValue attributeValue(const std::string &path) const;
   /// Records the module attributes `facts` rests on as assumptions.
   void assumeAttributes(const ValueFacts &facts, const Node *node,
                         const std::string &what);
@@ -203,15 +205,20 @@ std::string GraphSpecializer::nonStaticOrigin(Value *value) {
   return "?";
 }
 
+c10::IValue GraphSpecializer::attributeValue(const std::string &path) const {
+  c10::IValue current = module._ivalue();
+  llvm::SmallVector<llvm::StringRef> segments;
+  llvm::StringRef(path).split(segments, '.');
+  for (llvm::StringRef segment : segments)
+    current = current.toObject()->getAttr(segment.str());
+  return current;
+}
+
 void GraphSpecializer::assumeAttributes(const ValueFacts &facts,
                                         const Node *node,
                                         const std::string &what) {
   for (const std::string &path : facts.attributeDeps) {
-    c10::IValue current = module._ivalue();
-    llvm::SmallVector<llvm::StringRef> segments;
-    llvm::StringRef(path).split(segments, '.');
-    for (llvm::StringRef segment : segments)
-      current = current.toObject()->getAttr(segment.str());
+    c10::IValue current = attributeValue(path);
     // The exported forward checks the value before it runs the folded
     // code; a value it could not check would go stale silently.
     if (!isGuardableConstant(current))
@@ -472,10 +479,17 @@ SpecializedGraph GraphSpecializer::run() {
     });
     node = node->next();
   }
-  functionalizeDicts(*graph, dictKeys,
-                     [&](const ValueFacts &facts, Node *node) {
-                       assumeAttributes(facts, node, "a dict key");
-                     });
+  DictRewriteHooks hooks;
+  hooks.canAssume = [&](const ValueFacts &facts) {
+    return llvm::all_of(facts.attributeDeps, [&](const std::string &path) {
+      return isGuardableConstant(attributeValue(path));
+    });
+  };
+  hooks.assume = [&](const ValueFacts &facts, Node *node) {
+    assumeAttributes(facts, node, "a dict key");
+  };
+  hooks.destroy = [&](Node *node) { destroyNode(node); };
+  functionalizeDicts(*graph, dictKeys, hooks);
   eraseDeadNodes();
   SpecializedGraph result;
   result.graph = graph;
