@@ -38,15 +38,20 @@ class Masked(nn.Module):
         return x
 
 
-@pytest.fixture
-def compiled(tmp_path, runtime):
+def compile_masked(tmp_path, specs, args):
+    """The seeded model and its compiled module for input `specs`."""
     torch.manual_seed(0)
     model = Masked().train()
     source = tmp_path / "m.pt"
     torch.jit.script(model).save(str(source))
     out = tmp_path / "m.memopt.pt"
-    measure.compile_model(source, out, ["x:4x16"], ["--checkpoint", "layers"])
+    measure.compile_model(source, out, specs, args)
     return model, torch.jit.load(str(out))
+
+
+@pytest.fixture
+def compiled(tmp_path, runtime):
+    return compile_masked(tmp_path, ["x:4x16"], ["--checkpoint", "layers"])
 
 
 def test_defaults_bind_as_in_the_source_and_train_bitwise(compiled):
@@ -74,12 +79,6 @@ def test_other_values_are_refused_with_one_line(compiled):
 
 
 def test_a_spec_for_the_mask_compiles_it_in(tmp_path, runtime):
-    torch.manual_seed(0)
-    model = Masked().train()
-    source = tmp_path / "m.pt"
-    torch.jit.script(model).save(str(source))
-    out = tmp_path / "m.memopt.pt"
-    measure.compile_model(source, out, ["x:4x16", "mask:4x16"], [])
-    module = torch.jit.load(str(out))
+    model, module = compile_masked(tmp_path, ["x:4x16", "mask:4x16"], [])
     x, mask = torch.randn(4, 16), torch.rand(4, 16)
     assert measure.same_bits(module(x, mask), model(x, mask))
