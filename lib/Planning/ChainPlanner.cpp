@@ -75,6 +75,17 @@ public:
       inside += param.uses;
       splitSums += splitsSum(inside, param.total);
     }
+    for (const ActivationUses &activation : segment.activationUses) {
+      if (activation.definedIn >= int(begin))
+        continue; // made inside: its later uses' gradients come in first
+      // The first use inside is the first at or after `begin`.
+      auto [it, first] = activationUsesInside.try_emplace(
+          activation.value, 0u, activation.usesFromHere);
+      auto &[inside, fromBegin] = it->second;
+      splitSums -= splitsSum(inside, fromBegin);
+      inside += activation.uses;
+      splitSums += splitsSum(inside, fromBegin);
+    }
     forwardWorking =
         std::max(forwardWorking, segment.inputBytes + segment.outputBytes);
     recomputedSaved += segment.savedBytes;
@@ -161,6 +172,9 @@ private:
   // Uses of each multiply-used parameter inside, and how many parameters
   // have two or more of their uses, not all, inside.
   llvm::DenseMap<unsigned, unsigned> paramUsesInside;
+  // Per activation made before the region: its uses inside, and its uses
+  // from the region's start on; a split sum as for parameters.
+  llvm::DenseMap<unsigned, std::pair<unsigned, unsigned>> activationUsesInside;
   unsigned splitSums = 0;
   static bool splitsSum(unsigned inside, unsigned total) {
     return inside >= 2 && inside < total;

@@ -373,6 +373,82 @@ static std::optional<int64_t> getBitPackedBytes(Type type) {
                                            getNumElements(type));
 }
 
+/// Whether `user` gives its operand a gradient of its own: an op with a
+/// tensor result (not a size query), a region, or the terminator (the loss
+/// gradient of a returned value, or a region's output gradient).
+static bool makesGradientUse(Operation *user) {
+  if (isa<CheckpointOp>(user) || user->hasTrait<OpTrait::IsTerminator>())
+    return true;
+  return isa<TorchOp>(user) &&
+         llvm::any_of(user->getResultTypes(), isTensorLike);
+}
+
+/// Per segment, the uses of every activation that needs a gradient and has
+/// three or more uses, for the segments after the one defining it (see
+/// ChainSegment::activationUses). Parameters are counted apart (paramUses)
+/// and values computed from state and sizes alone are not activations.
+static std::vector<std::vector<ActivationUses>>
+collectActivationUses(Block &body, const OpOrder &order,
+                      ArrayRef<unsigned> segmentOf, unsigned segmentCount,
+                      FreeValueMemo &free) {
+  std::vector<std::vector<ActivationUses>> perSegment(segmentCount);
+  auto segmentOfUser = [&](Operation *user) {
+    Operation *top = body.findAncestorOpInBlock(*user);
+    auto it = top ? order.index.find(top) : order.index.end();
+    return it == order.index.end() ? segmentCount : segmentOf[it->second];
+  };
+  unsigned next = 0;
+  auto record = [&](Value value, int definedIn) {
+    if (free.isFree(value))
+      return;
+    // Uses by segment; segmentCount: the terminator.
+    std::vector<unsigned> uses(segmentCount + 1, 0);
+    unsigned total = 0;
+    for (OpOperand &use : value.getUses())
+      if (makesGradientUse(use.getOwner())) {
+        ++uses[segmentOfUser(use.getOwner())];
+        ++total;
+      }
+    if (total < 3)
+      return;
+    unsigned fromHere = uses[segmentCount];
+    for (int s = int(segmentCount) - 1; s > definedIn; --s) {
+      fromHere += uses[s];
+      if (uses[s])
+        perSegment[s].push_back({next, uses[s], fromHere, definedIn});
+    }
+    ++next;
+  };
+  // What needs a gradient: trainable parameters and what is computed from
+  // them (a region's results, conservatively), and a region body's inputs
+  // (a function's own inputs are the model's, which need none).
+  llvm::DenseSet<Value> needsGrad;
+  if (!isa<func::FuncOp>(body.getParentOp()))
+    for (BlockArgument arg : body.getArguments())
+      if (isTensorLike(arg.getType())) {
+        needsGrad.insert(arg);
+        record(arg, -1);
+      }
+  for (Operation &op : body.without_terminator()) {
+    bool grad = false;
+    if (auto param = dyn_cast<ParamOp>(op))
+      grad = !param.getFrozen();
+    else
+      grad = isa<CheckpointOp>(op) ||
+             llvm::any_of(op.getOperands(),
+                          [&](Value v) { return needsGrad.contains(v); });
+    if (!grad)
+      continue;
+    for (Value result : op.getResults())
+      if (isTensorLike(result.getType())) {
+        needsGrad.insert(result);
+        if (!isa<ParamOp>(op))
+          record(result, int(segmentOfUser(&op)));
+      }
+  }
+  return perSegment;
+}
+
 FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     func::FuncOp func, const TrainingMemoryModel &memory, const CostModel &cost,
     const BinaryValueAnalysis &binary, const FunctionChainOptions &options) {
@@ -431,6 +507,8 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     }
     return first;
   };
+  std::vector<std::vector<ActivationUses>> activationUses =
+      collectActivationUses(body, order, segmentOf, segmentCount, free);
   // The boundary tensors (storage roots) each segment saves.
   std::vector<llvm::SetVector<Value>> savedIn, savedOut;
   for (unsigned s = 0; s < segmentCount; ++s) {
@@ -504,6 +582,7 @@ FailureOr<FunctionChain> mlir::memopt::buildFunctionChain(
     for (auto &[path, uses] : usesHere)
       if (auto id = paramIds.find(path); id != paramIds.end())
         segment.paramUses.push_back({id->second, uses, totalUses.lookup(path)});
+    segment.activationUses = std::move(activationUses[s]);
     segment.savedInputBytes = bytesOfRoots(savedIn.back(), free);
     segment.savedOutputBytes = bytesOfRoots(savedOut.back(), free);
     if (s > 0) {

@@ -246,4 +246,43 @@ TEST(ChainPlanner, NoRegionSplitsTheGradientSumOfAParameter) {
   }
 }
 
+TEST(ChainPlanner, NoRegionSplitsTheGradientSumOfAnActivation) {
+  // An activation made in segment 0 and used once in each of segments 1..3
+  // (parallel branches reading one feature map): backward adds the later
+  // uses' gradients first, so a region may hold two or more of its uses
+  // only when no use follows the region.
+  std::vector<ChainSegment> chain(4);
+  for (unsigned i = 0; i < chain.size(); ++i) {
+    chain[i].inputBytes = chain[i].outputBytes = 1024;
+    chain[i].savedBytes = 64 * 1024;
+    chain[i].forwardCost = 1.0;
+    if (i > 0)
+      chain[i].activationUses = {{0, 1, 4 - i, 0}};
+  }
+  ChainPlannerOptions options;
+  auto valid = [&](unsigned begin, unsigned end) {
+    std::vector<ChainGroup> groups;
+    for (unsigned s = 0; s < begin; ++s)
+      groups.push_back({s, s + 1, false, InputPolicy::Keep});
+    groups.push_back({begin, end, true, InputPolicy::Keep});
+    for (unsigned s = end; s < chain.size(); ++s)
+      groups.push_back({s, s + 1, false, InputPolicy::Keep});
+    return evaluateChainPlan(chain, groups, options).valid;
+  };
+  EXPECT_FALSE(valid(1, 3)); // two uses, the third after it
+  EXPECT_TRUE(valid(2, 4));  // the last two uses
+  EXPECT_TRUE(valid(1, 4));  // all three
+  EXPECT_TRUE(valid(1, 2));  // one use
+  EXPECT_TRUE(valid(0, 3));  // made inside: its later use comes in first
+  options.budgetBytes =
+      evaluateChainPlan(chain, {{0, 4, false, InputPolicy::Keep}}, options)
+          .peakBytes -
+      64 * 1024;
+  ChainPlan plan = planChain(chain, options);
+  ASSERT_TRUE(plan.feasible);
+  for (const ChainGroup &group : plan.groups)
+    if (group.checkpointed)
+      EXPECT_FALSE(group.begin == 1 && group.end == 3);
+}
+
 } // namespace

@@ -40,6 +40,15 @@ struct ParamUses {
   unsigned total = 0;
 };
 
+/// Uses, by a segment's ops, of one activation that needs a gradient and
+/// that three or more ops use (`value`: an index the chain gives it).
+struct ActivationUses {
+  unsigned value = 0;
+  unsigned uses = 0;         // by this segment's ops
+  unsigned usesFromHere = 0; // by this segment's and later ones' (and return)
+  int definedIn = -1;        // the segment defining it; -1: a function input
+};
+
 struct ChainSegment {
   std::string label;       // module path or op range, for reports
   int64_t inputBytes = 0;  // t_i, the tensor entering the segment
@@ -71,6 +80,13 @@ struct ChainSegment {
   // region that holds two or more uses of one but not all of them would
   // add in another order (other bits). Such a group is never a region.
   std::vector<ParamUses> paramUses;
+  // The same for activations defined before the segment: autograd adds the
+  // gradients of an activation's uses as backward makes them, the later
+  // uses' first. A region holding two or more uses of one while a use after
+  // the region remains returns its own uses' sum at once, added to the
+  // later uses' in another order (other bits: an ASPP head's parallel
+  // branches in deeplabv3_resnet101). Such a group is never a region.
+  std::vector<ActivationUses> activationUses;
 };
 
 enum class InputPolicy { Keep, Compress, Offload };
