@@ -5,7 +5,9 @@ For every classification model of the installed torchvision (10 classes,
 `--batch` images of `--image` pixels, or of the first larger size eager's
 own forward accepts; the 224-pixel ViTs are left out), or
 with --families for the families of memopt.zoo_families (GPT-2-style
-decoder, LSTM/GRU language models, U-Net, SpikingJelly neurons), this
+decoder, LSTM/GRU language models, U-Net, SpikingJelly neurons), or with
+--dense for torchvision's segmentation models and small video classifiers
+(dense_models()), this
   * scripts it (a model TorchScript cannot script is a row saying so);
   * compiles it with `--prefer memory` and `--prefer balanced` (wall time
     from outside the process, and the report's predictions), or records
@@ -23,6 +25,7 @@ reduction, predictions within 10 %, compile time.
     /usr/bin/python3 bench/coverage.py [--models resnet18,alexnet]
         [--batch 2] [--image 64] [--json rows.json]
     /usr/bin/python3 bench/coverage.py --families [--models "lstm lm"]
+    /usr/bin/python3 bench/coverage.py --dense [--models fcn_resnet50]
     /usr/bin/python3 bench/coverage.py --from-json rows.json
 
 MEMOPT_BUILD_DIR selects the build (default build/).
@@ -54,6 +57,23 @@ def classifiers():
     """Every torchvision classification model but the 224-pixel ViTs."""
     names = torchvision.models.list_models(module=torchvision.models)
     return sorted(n for n in names if not n.startswith("vit_"))
+
+
+# Dense-prediction and video models of torchvision that train at small
+# sizes: every segmentation model (a dict result, "out" and "aux"), and the
+# 3-D convolution video classifiers. Left out: s3d (its last pooling is
+# 2x7x7, so it needs 224-pixel clips) and the video transformers (mvit,
+# swin3d), 16 frames of 224 pixels, too slow to train on this machine.
+DENSE_VIDEO_LEFT_OUT = ("s3d", "mvit", "swin3d")
+
+
+def dense_models():
+    """torchvision's segmentation models and its small video classifiers."""
+    models = torchvision.models
+    names = models.list_models(module=models.segmentation)
+    names += [n for n in models.list_models(module=models.video)
+              if not n.startswith(DENSE_VIDEO_LEFT_OUT)]
+    return sorted(names)
 
 
 def first_line(text: str) -> str:
@@ -272,6 +292,11 @@ def main() -> int:
     parser.add_argument("--families", action="store_true",
                         help="the model families of memopt.zoo_families "
                         "instead of torchvision (--models picks labels)")
+    parser.add_argument("--dense", action="store_true",
+                        help="torchvision's segmentation and video models "
+                        "instead of its classifiers (--models picks names)")
+    parser.add_argument("--frames", type=int, default=8,
+                        help="clip length of the video models (--dense)")
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--image", type=int, default=64)
     parser.add_argument("--json", help="also write the rows here (after "
@@ -290,6 +315,13 @@ def main() -> int:
         if args.models:
             wanted = args.models.split(",")
             runs = [r for r in runs if r[0] in wanted]
+    elif args.dense:
+        names = args.models.split(",") if args.models else dense_models()
+        video = torchvision.models.list_models(module=torchvision.models.video)
+        runs = [(n, zoo.TORCHVISION_PREFIX + n,
+                 dict(batch=args.batch, image=args.image,
+                      **({"frames": args.frames} if n in video else {})))
+                for n in names]
     else:
         names = args.models.split(",") if args.models else classifiers()
         runs = []
@@ -310,6 +342,9 @@ def main() -> int:
                 pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
     shapes = ("the sizes of bench/coverage.py's family_variants()"
               if args.families else
+              f"images {args.batch}x3x{args.image}x{args.image}, clips "
+              f"{args.batch}x3x{args.frames}x{args.image}x{args.image}"
+              if args.dense else
               f"x:{args.batch}x3x{args.image}x{args.image}")
     print(f"torchvision {torchvision.__version__}, PyTorch {torch.__version__}, "
           f"{shapes}, {time.perf_counter() - started:.0f} s\n")

@@ -209,16 +209,36 @@ def conv_classifier(batch: int = 2, image: int = 64, width: int = 32,
     return model.train(), [("x", (batch, 3, image, image))]
 
 
-def torchvision_model(name: str, batch: int = 2,
-                      image: int = 32) -> Tuple[nn.Module, Inputs]:
+def torchvision_model(name: str, batch: int = 2, image: int = 32,
+                      frames: int = 8) -> Tuple[nn.Module, Inputs]:
+    """torchvision's model `name` with 10 classes and random weights, and
+    its input: `batch` images of `image` pixels, or for a video model
+    `batch` clips of `frames` such images. Segmentation models return a
+    dict ("out", and "aux" where the model has an auxiliary head, which is
+    built: it trains with it)."""
+    import inspect
     import torchvision
-    model = getattr(torchvision.models, name)(num_classes=10)
-    return model.train(), [("x", (batch, 3, image, image))]
+    models = torchvision.models
+    if name in models.list_models(module=models.segmentation):
+        kwargs = dict(weights=None, weights_backbone=None, num_classes=10)
+        if not name.startswith("lraspp"):
+            kwargs["aux_loss"] = True
+        model = models.get_model(name, **kwargs)
+        shape = (batch, 3, image, image)
+    elif name in models.list_models(module=models.video):
+        model = models.get_model(name, weights=None, num_classes=10)
+        shape = (batch, 3, frames, image, image)
+    else:
+        model = getattr(models, name)(num_classes=10)
+        shape = (batch, 3, image, image)
+    # lraspp's forward names its input `input`, the others `x`.
+    first = next(iter(inspect.signature(model.forward).parameters))
+    return model.train(), [(first, shape)]
 
 
 def _tv(name: str) -> Callable[..., Tuple[nn.Module, Inputs]]:
-    def entry(batch: int = 2, image: int = 32):
-        return torchvision_model(name, batch, image)
+    def entry(batch: int = 2, image: int = 32, **kwargs):
+        return torchvision_model(name, batch, image, **kwargs)
     entry.__name__ = name
     entry.__doc__ = f"torchvision.models.{name}(num_classes=10)"
     return entry
