@@ -69,8 +69,8 @@ struct Entry {
 /// The rewrite of one dict, planned before anything changes.
 struct DictPlan {
   std::vector<Entry> entries; // in insertion order, last value of each key
-  std::vector<std::pair<Node *, torch::jit::Value *>>
-      reads; // getitem -> stored value
+  // Each read of a stored key, and the value stored then.
+  std::vector<std::pair<Node *, torch::jit::Value *>> reads;
   std::vector<Node *> writes;
   std::vector<const Node *> keyedNodes; // whose keys the plan rests on
   Node *firstReader = nullptr;
