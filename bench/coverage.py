@@ -6,8 +6,8 @@ For every classification model of the installed torchvision (10 classes,
 own forward accepts; the 224-pixel ViTs are left out), or
 with --families for the families of memopt.zoo_families (GPT-2-style
 decoder, LSTM/GRU language models, U-Net, SpikingJelly neurons), or with
---dense for torchvision's segmentation models and small video classifiers
-(dense_models()), this
+--dense for torchvision's segmentation models, small video classifiers and
+optical-flow models (dense_models()), this
   * scripts it (a model TorchScript cannot script is a row saying so);
   * compiles it with `--prefer memory` and `--prefer balanced` (wall time
     from outside the process, and the report's predictions), or records
@@ -68,11 +68,13 @@ DENSE_VIDEO_LEFT_OUT = ("s3d", "mvit", "swin3d")
 
 
 def dense_models():
-    """torchvision's segmentation models and its small video classifiers."""
+    """torchvision's segmentation models, its small video classifiers and
+    its optical-flow models."""
     models = torchvision.models
     names = models.list_models(module=models.segmentation)
     names += [n for n in models.list_models(module=models.video)
               if not n.startswith(DENSE_VIDEO_LEFT_OUT)]
+    names += models.list_models(module=models.optical_flow)
     return sorted(names)
 
 

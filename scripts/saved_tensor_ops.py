@@ -222,6 +222,18 @@ SPECS = [
     ("aten::upsample_trilinear3d", "vec", IMG, lambda c: [
         T(c["n"], c["c"], 2, c["h"], c["w"]), [4, 2 * c["h"], c["w"]], False,
         None]),
+    # Instance norm (with and without affine parameters), bilinear
+    # sampling at a grid that needs a gradient too (RAFT's correlation
+    # lookup, spatial transformers), coordinate grids and tiling.
+    ("aten::instance_norm", "default", IMG, lambda c: [
+        img(c), T(c["c"]), T(c["c"]), None, None, True, 0.1, 1e-5, False]),
+    ("aten::instance_norm", "default", IMG, lambda c: [
+        img(c), None, None, None, None, True, 0.1, 1e-5, False]),
+    ("aten::grid_sampler", "default", IMG, lambda c: [
+        img(c), T(c["n"], 5, 7, 2), 0, 0, True]),
+    ("aten::meshgrid", "indexing", SEQ, lambda c: [
+        [T(c["s"]), T(c["d"])], "ij"]),
+    ("aten::repeat", "default", SEQ, lambda c: [seq(c), [2, 1, 3]]),
     # Token embeddings: rows of the table (10 x d) picked by int64 indices.
     ("aten::embedding", "default", SEQ, lambda c: [
         T(10, c["d"]), C(c["n"], c["s"], dtype=torch.int64), -1, False,

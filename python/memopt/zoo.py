@@ -213,9 +213,10 @@ def torchvision_model(name: str, batch: int = 2, image: int = 32,
                       frames: int = 8) -> Tuple[nn.Module, Inputs]:
     """torchvision's model `name` with 10 classes and random weights, and
     its input: `batch` images of `image` pixels, or for a video model
-    `batch` clips of `frames` such images. Segmentation models return a
-    dict ("out", and "aux" where the model has an auxiliary head, which is
-    built: it trains with it)."""
+    `batch` clips of `frames` such images, or for an optical-flow model two
+    batches of images. Segmentation models return a dict ("out", and "aux"
+    where the model has an auxiliary head, which is built: it trains with
+    it)."""
     import inspect
     import torchvision
     models = torchvision.models
@@ -228,6 +229,11 @@ def torchvision_model(name: str, batch: int = 2, image: int = 32,
     elif name in models.list_models(module=models.video):
         model = models.get_model(name, weights=None, num_classes=10)
         shape = (batch, 3, frames, image, image)
+    elif name in models.list_models(module=models.optical_flow):
+        # Two frames in; the flow after each of its 12 update steps out.
+        model = models.get_model(name, weights=None)
+        shape = (batch, 3, image, image)
+        return model.train(), [("image1", shape), ("image2", shape)]
     else:
         model = getattr(models, name)(num_classes=10)
         shape = (batch, 3, image, image)

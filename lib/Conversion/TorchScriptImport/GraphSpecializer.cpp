@@ -57,6 +57,12 @@ private:
   Node *stepLoop(Node *node);
   const ValueFacts &requireStatic(Value *value, Node *node,
                                   const std::string &what);
+  /// For `self.<path> = v` in forward, records v; for a later read of
+  /// `self.<path>`, uses v in its place and returns the node after it
+  /// (null when `node` is neither).
+  Node *forwardAssignedAttribute(Node *node);
+  /// The value each attribute forward assigned was last assigned, by path.
+  std::map<std::string, Value *> assigned;
   /// The value of the module attribute at dotted `path`.
   c10::IValue attributeValue(const std::string &path) const;
   /// Records the module attributes `facts` rests on as assumptions.
@@ -203,6 +209,31 @@ std::string GraphSpecializer::nonStaticOrigin(Value *value) {
     value = next;
   }
   return "?";
+}
+
+Node *GraphSpecializer::forwardAssignedAttribute(Node *node) {
+  if (node->kind() != c10::prim::SetAttr && node->kind() != c10::prim::GetAttr)
+    return nullptr;
+  std::optional<std::string> base = evaluator.modulePath(node->input(0));
+  if (!base)
+    return nullptr;
+  std::string name = node->s(c10::attr::name);
+  std::string path = base->empty() ? name : *base + "." + name;
+  if (node->kind() == c10::prim::SetAttr) {
+    assigned[path] = node->input(1);
+    return nullptr;
+  }
+  // Forward reads back what it assigned (RAFT keeps its correlation pyramid
+  // in an attribute and loops over it): the straight-line graph has the
+  // value itself, with what is known of it.
+  auto it = assigned.find(path);
+  if (it == assigned.end() ||
+      !it->second->type()->isSubtypeOf(*node->output()->type()))
+    return nullptr;
+  Node *next = node->next();
+  replaceValue(node->output(), it->second);
+  destroyNode(node);
+  return next;
 }
 
 c10::IValue GraphSpecializer::attributeValue(const std::string &path) const {
@@ -452,6 +483,10 @@ SpecializedGraph GraphSpecializer::run() {
     }
     if (node->kind() == c10::prim::Enter || node->kind() == c10::prim::Exit)
       throw ImportError(rejectWithBlock(node), locatedWithNode(node));
+    if (Node *next = forwardAssignedAttribute(node)) {
+      node = next;
+      continue;
+    }
     recordDictKeys(node, evaluator, dictKeys);
     try {
       evaluator.evaluate(node);
@@ -473,9 +508,15 @@ SpecializedGraph GraphSpecializer::run() {
       throw ImportError(what + describeTorchException(error), node);
     }
     evaluator.releaseDeadInputs(node, [&](const Value *value) {
-      return llvm::any_of(loops, [&](const auto &entry) {
-        return llvm::is_contained(entry.second.carried, value);
-      });
+      // A value assigned to an attribute may be read back (its facts too).
+      return llvm::any_of(loops,
+                          [&](const auto &entry) {
+                            return llvm::is_contained(entry.second.carried,
+                                                      value);
+                          }) ||
+             llvm::any_of(assigned, [&](const auto &entry) {
+               return entry.second == value;
+             });
     });
     node = node->next();
   }

@@ -230,6 +230,28 @@ class DefaultedInputs(nn.Module):
         return x
 
 
+class AssignedAttribute(nn.Module):
+    """Forward keeps its intermediate results in a module attribute and
+    loops over it (as RAFT keeps its correlation pyramid)."""
+
+    levels: List[torch.Tensor]
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+        self.levels = []
+
+    def forward(self, x):
+        levels: List[torch.Tensor] = [x]
+        for _ in range(2):
+            levels.append(torch.tanh(self.layer(levels[-1])))
+        self.levels = levels
+        out = torch.zeros_like(x)
+        for level in self.levels:
+            out = out + level
+        return out
+
+
 def main():
     torch.manual_seed(0)
     torch.jit.script(ConvBNReLU()).save(str(HERE / "conv_bn.pt"))
@@ -248,6 +270,8 @@ def main():
     torch.jit.script(UncheckableAttribute()).save(
         str(HERE / "uncheckable_attribute.pt"))
     torch.jit.script(DefaultedInputs()).save(str(HERE / "defaulted_inputs.pt"))
+    torch.jit.script(AssignedAttribute()).save(
+        str(HERE / "assigned_attribute.pt"))
     # A zip archive that torch.save wrote: valid zip, not TorchScript.
     torch.save(ConvBNReLU().state_dict(), str(HERE / "state_dict.pt"))
     for name in sorted(os.listdir(HERE)):
