@@ -155,12 +155,18 @@ def _named_inputs(model: nn.Module, args: tuple, kwargs: dict,
         raise InputError(
             f"{where} does not fit {type(model).__name__}.forward"
             f"{signature}: {e}") from None
-    missing = [p.name for p in params if p.name not in bound.arguments]
+    # Trailing inputs with defaults may be left out: memopt-compile binds
+    # them to their defaults (the compiled forward refuses other values).
+    given = [p.name in bound.arguments for p in params]
+    last_given = max((i for i, g in enumerate(given) if g), default=-1)
+    missing = [p.name for i, p in enumerate(params)
+               if not given[i] and (i < last_given or p.default is p.empty)]
     if missing:
         raise InputError(
             f"{where} gives no tensor for forward's input(s) "
             f"{', '.join(missing)}: memopt compiles every input of "
-            f"forward, give a sample for each")
+            f"forward but trailing ones with defaults, give a sample for "
+            f"each")
     named = []
     for name, value in bound.arguments.items():
         kind = signature.parameters[name].kind

@@ -82,3 +82,35 @@ def test_a_spec_for_the_mask_compiles_it_in(tmp_path, runtime):
     model, module = compile_masked(tmp_path, ["x:4x16", "mask:4x16"], [])
     x, mask = torch.randn(4, 16), torch.rand(4, 16)
     assert measure.same_bits(module(x, mask), model(x, mask))
+
+
+def test_wrap_leaves_out_defaulted_inputs_too(runtime):
+    """memopt.wrap with a sample for `x` only: the same defaults, the same
+    refusal."""
+    import memopt
+    torch.manual_seed(0)
+    model = Masked().train()
+    wrapped = memopt.wrap(model, torch.randn(4, 16), prefer="memory",
+                          cache_dir=False, verbose=False)
+    x = torch.randn(4, 16)
+    assert measure.same_bits(wrapped(x), model(x))
+    with pytest.raises(Exception, match="compiled for mask == None"):
+        wrapped(x, torch.ones(4, 16))
+
+
+class MiddleInput(nn.Module):
+    def forward(self, x: torch.Tensor, bias: Optional[torch.Tensor] = None,
+                scale: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if bias is not None:
+            x = x + bias
+        return x if scale is None else x * scale
+
+
+def test_wrap_leaves_out_trailing_inputs_only():
+    """Inputs bind by position: a defaulted input before a given one
+    cannot be left out."""
+    import memopt
+    with pytest.raises(memopt.InputError, match="input\\(s\\) bias"):
+        memopt.wrap(MiddleInput(), {"x": torch.randn(2),
+                                    "scale": torch.randn(2)},
+                    cache_dir=False, verbose=False)
