@@ -39,6 +39,22 @@ def compile_with_report(source, specs, out_dir, args):
     return result, json.loads(report.read_text())
 
 
+def script_and_compile(make_model, tmp_path, specs, args):
+    """The model `make_model()` builds from seed 0, in train mode, and the
+    module memopt-compile makes of its scripted form (input `specs`, extra
+    `args`)."""
+    import sys
+    sys.path.insert(0, str(REPO / "python"))
+    from memopt import measure
+    torch.manual_seed(0)
+    model = make_model().train()
+    source = pathlib.Path(tmp_path) / "m.pt"
+    torch.jit.script(model).save(str(source))
+    out = pathlib.Path(tmp_path) / "m.memopt.pt"
+    measure.compile_model(source, out, specs, args)
+    return model, torch.jit.load(str(out))
+
+
 @pytest.fixture(scope="session")
 def runtime():
     """Loads libmemopt_runtime once per session and returns torch.ops.memopt."""

@@ -11,7 +11,7 @@ from typing import List
 import torch
 import torch.nn as nn
 
-from conftest import REPO
+from conftest import REPO, script_and_compile
 
 sys.path.insert(0, str(REPO / "python"))
 from memopt import measure  # noqa: E402
@@ -40,13 +40,8 @@ class Pyramid(nn.Module):
 
 
 def test_read_back_attribute_unrolls_and_trains_bitwise(tmp_path, runtime):
-    torch.manual_seed(0)
-    model = Pyramid().train()
-    source = tmp_path / "m.pt"
-    torch.jit.script(model).save(str(source))
-    out = tmp_path / "m.memopt.pt"
-    measure.compile_model(source, out, ["x:8x16"], ["--prefer", "memory"])
-    compiled = torch.jit.load(str(out))
+    model, compiled = script_and_compile(Pyramid, tmp_path, ["x:8x16"],
+                                         ["--prefer", "memory"])
     x = torch.randn(8, 16)
     result = measure.compare_with_eager(model, compiled, [x], steps=2)
     assert result["bitwise"], result

@@ -20,7 +20,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from conftest import REPO
+from conftest import REPO, script_and_compile
 from test_prediction_mechanisms import compile_case, run_models_script
 
 sys.path.insert(0, str(REPO / "python"))
@@ -81,14 +81,8 @@ class ReadBetweenWrites(nn.Module):
 
 
 def test_dicts_written_after_a_read_train_bitwise(tmp_path, runtime):
-    torch.manual_seed(0)
-    model = ReadBetweenWrites().train()
-    source = tmp_path / "m.pt"
-    torch.jit.script(model).save(str(source))
-    out = tmp_path / "m.memopt.pt"
-    measure.compile_model(source, out, ["x:4x8"],
-                          ["--prefer", "memory"])
-    compiled = torch.jit.load(str(out))
+    model, compiled = script_and_compile(ReadBetweenWrites, tmp_path,
+                                         ["x:4x8"], ["--prefer", "memory"])
     x = torch.randn(4, 8)
     assert list(compiled(x)) == ["first", "second", "y"]
     result = measure.compare_with_eager(model, compiled, [x], steps=2)

@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from conftest import REPO
+from conftest import REPO, script_and_compile
 
 sys.path.insert(0, str(REPO / "python"))
 from memopt import measure  # noqa: E402
@@ -38,20 +38,10 @@ class Masked(nn.Module):
         return x
 
 
-def compile_masked(tmp_path, specs, args):
-    """The seeded model and its compiled module for input `specs`."""
-    torch.manual_seed(0)
-    model = Masked().train()
-    source = tmp_path / "m.pt"
-    torch.jit.script(model).save(str(source))
-    out = tmp_path / "m.memopt.pt"
-    measure.compile_model(source, out, specs, args)
-    return model, torch.jit.load(str(out))
-
-
 @pytest.fixture
 def compiled(tmp_path, runtime):
-    return compile_masked(tmp_path, ["x:4x16"], ["--checkpoint", "layers"])
+    return script_and_compile(Masked, tmp_path, ["x:4x16"],
+                              ["--checkpoint", "layers"])
 
 
 def test_defaults_bind_as_in_the_source_and_train_bitwise(compiled):
@@ -79,7 +69,8 @@ def test_other_values_are_refused_with_one_line(compiled):
 
 
 def test_a_spec_for_the_mask_compiles_it_in(tmp_path, runtime):
-    model, module = compile_masked(tmp_path, ["x:4x16", "mask:4x16"], [])
+    model, module = script_and_compile(Masked, tmp_path,
+                                       ["x:4x16", "mask:4x16"], [])
     x, mask = torch.randn(4, 16), torch.rand(4, 16)
     assert measure.same_bits(module(x, mask), model(x, mask))
 
