@@ -79,9 +79,10 @@ public:
       if (activation.definedIn >= int(begin))
         continue; // made inside: its later uses' gradients come in first
       // The first use inside is the first at or after `begin`.
-      auto [it, first] = activationUsesInside.try_emplace(
-          activation.value, 0u, activation.usesFromHere);
-      auto &[inside, fromBegin] = it->second;
+      auto &[inside, fromBegin] =
+          activationUsesInside
+              .try_emplace(activation.value, 0u, activation.usesFromHere)
+              .first->second;
       splitSums -= splitsSum(inside, fromBegin);
       inside += activation.uses;
       splitSums += splitsSum(inside, fromBegin);
