@@ -9,6 +9,9 @@
 
 namespace mlir::memopt {
 
+/// Whether `op` reads module state (a parameter, buffer or attribute).
+bool isStateRead(Operation *op);
+
 /// Moves `ops` (consecutive top-level ops of one block, in order) into a new
 /// `memopt.checkpoint` labelled `label`, placed where the first one was.
 /// Values from outside become region inputs, with the save policy
@@ -21,9 +24,6 @@ namespace mlir::memopt {
 /// non-tensor value would have to leave the region. `isFree` decides free
 /// values (default: isFreeValue; a caller outlining many regions of one
 /// function passes a memoized one).
-/// Whether `op` reads module state (a parameter, buffer or attribute).
-bool isStateRead(Operation *op);
-
 FailureOr<CheckpointOp>
 outlineCheckpointRegion(ArrayRef<Operation *> ops, StringRef label,
                         llvm::function_ref<Attribute(Value)> policyFor,

@@ -63,6 +63,7 @@ std::optional<std::string> keyText(const c10::IValue &key) {
 
 struct Entry {
   c10::IValue key;
+  std::string text; // keyText(key)
   torch::jit::Value *value;
 };
 
@@ -114,14 +115,17 @@ private:
 std::optional<DictPlan> DictFunctionalizer::planFor(Node *creation) {
   torch::jit::Value *dict = creation->output();
   DictPlan plan;
+  auto find = [&](const c10::IValue &key) {
+    return llvm::find_if(plan.entries, [text = *keyText(key)](const Entry &e) {
+      return e.text == text;
+    });
+  };
   auto store = [&](const c10::IValue &key, torch::jit::Value *value) {
-    std::string text = *keyText(key);
-    for (Entry &entry : plan.entries)
-      if (*keyText(entry.key) == text) {
-        entry.value = value; // a dict keeps a key's first position
-        return;
-      }
-    plan.entries.push_back({key, value});
+    auto entry = find(key);
+    if (entry != plan.entries.end())
+      entry->value = value; // a dict keeps a key's first position
+    else
+      plan.entries.push_back({key, *keyText(key), value});
   };
   if (creation->kind() == c10::prim::DictConstruct) {
     const c10::IValue *constructKeys = staticKey(creation);
@@ -153,10 +157,7 @@ std::optional<DictPlan> DictFunctionalizer::planFor(Node *creation) {
       continue;
     }
     if (onlyAsDict && isGetItem(node) && key && !plan.firstReader) {
-      std::string text = *keyText(*key);
-      auto entry = llvm::find_if(plan.entries, [&](const Entry &e) {
-        return *keyText(e.key) == text;
-      });
+      auto entry = find(*key);
       // A missing key raises KeyError at run time: keep the read.
       if (entry == plan.entries.end() ||
           !entry->value->type()->isSubtypeOf(*node->output()->type()))

@@ -61,8 +61,6 @@ private:
   /// `self.<path>`, uses v in its place and returns the node after it
   /// (null when `node` is neither).
   Node *forwardAssignedAttribute(Node *node);
-  /// The value each attribute forward assigned was last assigned, by path.
-  std::map<std::string, Value *> assigned;
   /// The value of the module attribute at dotted `path`.
   c10::IValue attributeValue(const std::string &path) const;
   /// Records the module attributes `facts` rests on as assumptions.
@@ -88,6 +86,8 @@ private:
   std::map<std::string, c10::IValue> assumptions;
   std::vector<std::string> shapeAssumptions;
   DictKeyFacts dictKeys;
+  /// The value each attribute forward assigned was last assigned, by path.
+  std::map<std::string, Value *> assigned;
   int64_t unrolledIterations = 0;
 
   /// Records a decision `what` at `node` folded on `facts` when it rests on
@@ -214,19 +214,17 @@ std::string GraphSpecializer::nonStaticOrigin(Value *value) {
 Node *GraphSpecializer::forwardAssignedAttribute(Node *node) {
   if (node->kind() != c10::prim::SetAttr && node->kind() != c10::prim::GetAttr)
     return nullptr;
-  std::optional<std::string> base = evaluator.modulePath(node->input(0));
-  if (!base)
+  std::optional<std::string> path = evaluator.attributePath(node);
+  if (!path)
     return nullptr;
-  std::string name = node->s(c10::attr::name);
-  std::string path = base->empty() ? name : *base + "." + name;
   if (node->kind() == c10::prim::SetAttr) {
-    assigned[path] = node->input(1);
+    assigned[*path] = node->input(1);
     return nullptr;
   }
   // Forward reads back what it assigned (RAFT keeps its correlation pyramid
   // in an attribute and loops over it): the straight-line graph has the
   // value itself, with what is known of it.
-  auto it = assigned.find(path);
+  auto it = assigned.find(*path);
   if (it == assigned.end() ||
       !it->second->type()->isSubtypeOf(*node->output()->type()))
     return nullptr;

@@ -208,6 +208,9 @@ public:
                     llvm::function_ref<bool(const torch::jit::Value *)> held);
   /// Module path of a module-valued graph value, if it is one.
   std::optional<std::string> modulePath(const torch::jit::Value *value) const;
+  /// Dotted path of the attribute a prim::GetAttr / prim::SetAttr node
+  /// reads or writes, if its object is a module.
+  std::optional<std::string> attributePath(const torch::jit::Node *node) const;
   bool executesTensors() const { return executeTensors; }
   /// True once a kernel's results were made up (EvaluationMode).
   bool madeUpData() const { return mode.madeUpData; }

@@ -236,13 +236,20 @@ NodeEvaluator::modulePath(const tj::Value *value) const {
   return it->second;
 }
 
+std::optional<std::string>
+NodeEvaluator::attributePath(const Node *node) const {
+  std::optional<std::string> base = modulePath(node->input(0));
+  if (!base)
+    return std::nullopt;
+  std::string name = node->s(c10::attr::name);
+  return base->empty() ? name : *base + "." + name;
+}
+
 void NodeEvaluator::evaluateGetAttr(Node *node) {
   tj::Value *object = node->input(0);
   const ValueFacts *base = lookup(object);
   std::string name = node->s(c10::attr::name);
-  std::optional<std::string> basePath = modulePath(object);
-  std::string path =
-      basePath ? (basePath->empty() ? name : *basePath + "." + name) : name;
+  std::string path = attributePath(node).value_or(name);
   ValueFacts result;
   if (base && base->value && base->value->isObject())
     result.value = base->value->toObject()->getAttr(name);
