@@ -60,8 +60,8 @@ def classifiers():
 
 
 # Dense-prediction and video models of torchvision that train at small
-# sizes: every segmentation model (a dict result, "out" and "aux"), and the
-# 3-D convolution video classifiers. Left out: s3d (its last pooling is
+# sizes: every segmentation model (a dict result, "out" and "aux"), the
+# 3-D convolution video classifiers and the optical-flow models. Left out: s3d (its last pooling is
 # 2x7x7, so it needs 224-pixel clips) and the video transformers (mvit,
 # swin3d), 16 frames of 224 pixels, too slow to train on this machine.
 DENSE_VIDEO_LEFT_OUT = ("s3d", "mvit", "swin3d")
@@ -295,8 +295,9 @@ def main() -> int:
                         help="the model families of memopt.zoo_families "
                         "instead of torchvision (--models picks labels)")
     parser.add_argument("--dense", action="store_true",
-                        help="torchvision's segmentation and video models "
-                        "instead of its classifiers (--models picks names)")
+                        help="torchvision's segmentation, video and optical-"
+                        "flow models instead of its classifiers (--models "
+                        "picks names)")
     parser.add_argument("--frames", type=int, default=8,
                         help="clip length of the video models (--dense)")
     parser.add_argument("--batch", type=int, default=2)
