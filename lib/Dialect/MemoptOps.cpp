@@ -108,6 +108,16 @@ LogicalResult TorchOp::verify() {
         return emitOpError("view of operand ")
                << index << " is out of range [-1, " << getNumOperands() << ")";
   }
+  // Control flow is folded at import or kept whole with its graph.
+  bool controlFlow = name == "prim::If" || name == "prim::Loop";
+  if (getScript() && !controlFlow)
+    return emitOpError("script is only carried by prim::If and prim::Loop, "
+                       "not '")
+           << name << "'";
+  if (controlFlow && !getScript())
+    return emitOpError("'") << name
+                            << "' needs the script of the control flow it "
+                               "keeps";
   if (auto channelsLast = getChannelsLast()) {
     for (int64_t index : *channelsLast) {
       auto tensor =

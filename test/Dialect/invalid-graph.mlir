@@ -329,3 +329,19 @@ func.func @measured_saves_operand(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {measured_saves = #memopt.saves<bytes = 8, operands = [1]>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @script_on_an_operator(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{script is only carried by prim::If and prim::Loop, not 'aten::relu'}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {script = "graph(%0 : Tensor):\0A  return (%0)\0A"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @control_flow_without_script(%c: i1, %x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'prim::If' needs the script of the control flow it keeps}}
+  %0 = memopt.op "prim::If"(%c, %x) [#memopt.arg<0>, #memopt.arg<1>] : (i1, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

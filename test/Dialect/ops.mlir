@@ -188,3 +188,11 @@ func.func @dispatch(%x: tensor<?x3xf32>) -> (tensor<?x10xf32>, tensor<?x10xf32>)
       : (tensor<?x3xf32>) -> tensor<?x10xf32>
   return %r, %s : tensor<?x10xf32>, tensor<?x10xf32>
 }
+
+// Control flow on tensor data, kept whole with its graph.
+// CHECK-LABEL: func.func @kept_control_flow
+func.func @kept_control_flow(%c: i1, %x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: memopt.op "prim::If"(%{{.*}}, %{{.*}}) [#memopt.arg<0>, #memopt.arg<1>] {script = "graph(%0 : bool,\0A      %1 : Tensor):\0A  %2 : Tensor = prim::If(%0)\0A    block0():\0A      -> (%1)\0A    block1():\0A      -> (%1)\0A  return (%2)\0A"} : (i1, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %0 = memopt.op "prim::If"(%c, %x) [#memopt.arg<0>, #memopt.arg<1>] {script = "graph(%0 : bool,\0A      %1 : Tensor):\0A  %2 : Tensor = prim::If(%0)\0A    block0():\0A      -> (%1)\0A    block1():\0A      -> (%1)\0A  return (%2)\0A"} : (i1, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

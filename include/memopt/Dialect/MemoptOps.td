@@ -68,6 +68,21 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     Each row of the gradient is the same product over the same rows of the
     output gradient and the input, so `.grad` is unchanged, bit for bit.
 
+    `script` (set by the importer) carries control flow whose condition or
+    trip count depends on tensor data, kept whole instead of folded: a
+    `prim::If` or `prim::Loop` as the text of a TorchScript graph whose
+    inputs are the op's operands, in order, and whose outputs are its
+    results. The exporter inlines that graph, so the branch taken or the
+    number of iterations is decided when the model runs, and autograd
+    records what ran. The memory model knows nothing of its inside and
+    takes every tensor operand and result as saved (an unknown op).
+
+    ```mlir
+    %y = memopt.op "prim::If"(%c, %x) [#memopt.arg<0>, #memopt.arg<1>]
+           {script = "graph(%c : bool, %x : Tensor): ..."}
+           : (i1, tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+
     `high_water = #memopt.high_water<...>` (set by `memopt-compile`'s kernel
     probe on convolutions and recurrent layers) gives the measured peak
     memory of the op's forward and backward kernels, and `measured_saves =
@@ -95,7 +110,8 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     OptionalAttr<Memopt_BackwardKernelAttr>:$backward,
     OptionalAttr<Memopt_KernelHighWaterAttr>:$high_water,
     OptionalAttr<DenseI64ArrayAttr>:$channels_last,
-    OptionalAttr<Memopt_MeasuredSavesAttr>:$measured_saves);
+    OptionalAttr<Memopt_MeasuredSavesAttr>:$measured_saves,
+    OptionalAttr<StrAttr>:$script);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
     $name `(` $operands `)` $args attr-dict `:` functional-type($operands, $results)

@@ -11,10 +11,13 @@
 
 #include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Runtime/RegionIR.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/ir/irparser.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
 #include <sstream>
@@ -74,6 +77,8 @@ private:
   LogicalResult emitStateRead(Operation *op, StringRef path);
   LogicalResult emitConstant(TorchOp op);
   LogicalResult emitTorchOp(TorchOp op);
+  /// Inlines the graph of control flow the importer kept whole.
+  LogicalResult emitKeptControlFlow(TorchOp op);
   LogicalResult mapResults(Operation *op, Node *node);
   /// The check of one assumption: true when it fails, and its message.
   FailureOr<std::pair<torch::jit::Value *, std::string>>
@@ -184,14 +189,45 @@ LogicalResult GraphEmitter::emitConstant(TorchOp op) {
   return success();
 }
 
+LogicalResult GraphEmitter::emitKeptControlFlow(TorchOp op) {
+  auto kept = std::make_shared<Graph>();
+  try {
+    torch::jit::parseIR(op.getScript()->str(), kept.get());
+  } catch (const std::exception &e) {
+    return op.emitError("cannot export '")
+           << op.getName() << "': its script does not parse: "
+           << ::memopt::runtime::describeRegionIRParseError(e.what());
+  }
+  if (kept->inputs().size() != op->getNumOperands() ||
+      kept->outputs().size() != op->getNumResults())
+    return op.emitError("cannot export '")
+           << op.getName() << "': its script takes " << kept->inputs().size()
+           << " inputs and returns " << kept->outputs().size()
+           << " values, the op has " << op->getNumOperands() << " operands and "
+           << op->getNumResults() << " results";
+  std::vector<torch::jit::Value *> inputs;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    torch::jit::Value *input = lookup(operand);
+    if (!input)
+      return op.emitError("operand ") << index << " was not exported";
+    inputs.push_back(input);
+  }
+  std::vector<torch::jit::Value *> outputs =
+      torch::jit::insertGraph(graph, *kept, inputs);
+  for (auto [result, output] : llvm::zip(op->getResults(), outputs))
+    values[result] = output;
+  return success();
+}
+
 LogicalResult GraphEmitter::emitTorchOp(TorchOp op) {
   StringRef name = op.getName();
   if (name == "prim::Constant")
     return emitConstant(op);
-  if (name == "prim::If" || name == "prim::Loop" ||
-      name.starts_with("prim::Call"))
+  if (op.getScript())
+    return emitKeptControlFlow(op);
+  if (name.starts_with("prim::Call"))
     return op.emitError("cannot export '")
-           << name << "': control flow and calls must be inlined or unrolled";
+           << name << "': calls must be inlined";
 
   c10::Symbol kind = c10::Symbol::fromQualString(name.str());
   const auto &operators = torch::jit::getAllOperatorsFor(kind);

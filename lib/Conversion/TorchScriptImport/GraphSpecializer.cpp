@@ -1,16 +1,19 @@
 //===- GraphSpecializer.cpp - Fold control flow into a straight line
 //-------===//
 //
-// memopt's dialect has no region op for TorchScript control flow, so every
-// prim::If and prim::Loop must disappear at import:
+// memopt plans straight-line code, so prim::If and prim::Loop are folded at
+// import wherever they can be:
 //   - prim::If on a static condition (constant, module attribute such as
 //     `training`, tensor shape) is replaced by the branch taken;
 //   - prim::Loop with a static trip count and static conditions is unrolled,
 //     one iteration at a time, so that the next condition can depend on the
 //     previous iteration (a LIF neuron over T steps, `for d in x.shape`).
-// The walk goes through the graph in order and evaluates every node before
-// the control flow that needs it (NodeEvaluator). Anything not static is
-// rejected with the construct's name and source line. Nothing is reordered.
+// Control flow on tensor data (with input specs) is kept whole, as one
+// opaque node (KeptControlFlow.cpp). The walk goes through the graph in
+// order and evaluates every node before the control flow that needs it
+// (NodeEvaluator). Anything else that is not static is rejected with the
+// construct's name and source line. Only state reads are moved (out of
+// kept control flow).
 //
 //===----------------------------------------------------------------------===//
 #include "DictFunctionalization.h"
@@ -19,6 +22,8 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <ATen/ATen.h>
+
+#include <limits>
 
 using namespace mlir::memopt;
 using namespace mlir::memopt::detail;
@@ -55,6 +60,14 @@ private:
   void bindInputs();
   Node *foldIf(Node *node);
   Node *stepLoop(Node *node);
+  /// True when `value` is known but not static: computed from tensor data.
+  bool dependsOnTensorData(Value *value) const;
+  /// Leaves control flow on tensor data in the graph, learning the shapes
+  /// of its results; returns the node to visit next.
+  Node *keepWhole(Node *node);
+  /// Replaces an unrolling `while` loop whose condition turned into data
+  /// by one running its remaining iterations, which the walk keeps whole.
+  Node *keepRemainingIterations(Node *node, LoopState &state);
   const ValueFacts &requireStatic(Value *value, Node *node,
                                   const std::string &what);
   /// For `self.<path> = v` in forward, records v; for a later read of
@@ -88,6 +101,8 @@ private:
   DictKeyFacts dictKeys;
   /// The value each attribute forward assigned was last assigned, by path.
   std::map<std::string, Value *> assigned;
+  /// Control flow on tensor data left in the graph.
+  std::vector<Node *> keptNodes;
   int64_t unrolledIterations = 0;
 
   /// Records a decision `what` at `node` folded on `facts` when it rests on
@@ -342,7 +357,164 @@ static bool alwaysRaises(Block *block) {
   });
 }
 
+bool GraphSpecializer::dependsOnTensorData(Value *value) const {
+  const ValueFacts *facts = evaluator.lookup(value);
+  return evaluator.executesTensors() && facts && facts->value &&
+         !facts->isStatic;
+}
+
+/// "[2, 3] float" for a tensor, the type for anything else: what must agree
+/// between the runs of kept control flow.
+static std::string describeShape(const c10::IValue &value) {
+  if (!value.isTensor())
+    return value.type()->repr_str();
+  const at::Tensor &tensor = value.toTensor();
+  if (!tensor.defined())
+    return "an undefined tensor";
+  std::string text = "[";
+  for (int64_t i = 0; i < tensor.dim(); ++i)
+    text += (i ? ", " : "") + std::to_string(tensor.size(i));
+  return text + "] " + c10::toString(tensor.scalar_type());
+}
+
+Node *GraphSpecializer::keepWhole(Node *node) {
+  // Parameters and attributes read inside become state reads outside,
+  // evaluated (and imported) before the node is visited again.
+  if (Node *hoisted = hoistStateReads(node))
+    return hoisted;
+  // Running it reads tensor data, which must not be made up.
+  if (evaluator.madeUpData())
+    throw ExactRunRequired();
+  KeptControlFlow kept = describeKeptControlFlow(node);
+  // What the import knows of a list or dict it changes would be stale
+  // (a tensor written in place keeps its shape).
+  for (int64_t position : kept.written) {
+    Value *input = kept.inputs[position];
+    if (input->type()->kind() != c10::TypeKind::TensorType)
+      throw ImportError(std::string(node->kind().toQualString()) +
+                            " on tensor data changes '" +
+                            input->debugNameBase() + "' (" +
+                            input->type()->repr_str() +
+                            ") in place; memopt keeps such control flow "
+                            "whole only when it changes no list or dict "
+                            "from outside it",
+                        node);
+  }
+  torch::jit::Stack inputs;
+  for (Value *input : kept.inputs) {
+    const ValueFacts *facts = evaluator.lookup(input);
+    if (!facts || !facts->value)
+      throw ImportError(std::string(node->kind().toQualString()) +
+                            " on tensor data reads a value the import could "
+                            "not compute",
+                        node);
+    // A tensor whose shape is data (a boolean mask's selection) could make
+    // the results' shapes data too: refused as before.
+    if (facts->value->isTensor() && !facts->isStatic)
+      requireStatic(
+          node->input(0), node,
+          std::string(node->kind().toQualString()) +
+              (node->kind() == c10::prim::If ? " condition" : " trip count"));
+    inputs.push_back(*facts->value);
+  }
+  // Each branch of an If (but one that only raises), a Loop as it runs; on
+  // copies, so that the import's own values stay as they were.
+  bool isIf = node->kind() == c10::prim::If;
+  std::vector<std::optional<bool>> runs;
+  if (!isIf)
+    runs.push_back(std::nullopt);
+  for (bool branch : {true, false})
+    if (isIf && !alwaysRaises(node->blocks()[branch ? 0 : 1]))
+      runs.push_back(branch);
+  std::vector<std::vector<c10::IValue>> outcomes;
+  for (std::optional<bool> branch : runs) {
+    torch::jit::Stack copy;
+    for (const c10::IValue &input : inputs)
+      copy.push_back(input.deepcopy());
+    try {
+      outcomes.push_back(runKeptControlFlow(kept, std::move(copy), branch));
+    } catch (const std::exception &error) {
+      std::string which = !branch   ? ""
+                          : *branch ? " (its 'then' branch)"
+                                    : " (its 'else' branch)";
+      throw ImportError("running " + std::string(node->kind().toQualString()) +
+                            " on tensor data" + which +
+                            " on inputs of the given shapes failed: " +
+                            describeTorchException(error),
+                        node);
+    }
+  }
+  // The results' shapes must not depend on the data: the same from both
+  // branches, and a loop's carried tensors the same as they came in.
+  for (size_t i = 0; i < node->outputs().size() && !outcomes.empty(); ++i) {
+    std::string shape = describeShape(outcomes[0][i]);
+    if (outcomes.size() > 1 && describeShape(outcomes[1][i]) != shape)
+      throw ImportError(
+          "prim::If on tensor data returns " + shape +
+              " from its 'then' branch but " + describeShape(outcomes[1][i]) +
+              " from its 'else' branch (result " + std::to_string(i) +
+              "); memopt needs results whose shapes do not "
+              "depend on tensor data",
+          node);
+    if (!isIf) {
+      const ValueFacts *before = evaluator.lookup(node->input(2 + i));
+      if (before && before->value && describeShape(*before->value) != shape)
+        throw ImportError("prim::Loop on tensor data changes loop-carried "
+                          "value " +
+                              std::to_string(i) + " from " +
+                              describeShape(*before->value) + " to " + shape +
+                              "; memopt needs shapes that do not depend on "
+                              "the number of iterations",
+                          node);
+    }
+  }
+  for (size_t i = 0; i < node->outputs().size(); ++i) {
+    ValueFacts facts;
+    if (!outcomes.empty())
+      facts.value = outcomes[0][i];
+    // A tensor's shape is the same either way; any other value is data.
+    facts.isStatic = facts.value && facts.value->isTensor() &&
+                     facts.value->toTensor().defined();
+    evaluator.setFacts(node->output(i), std::move(facts));
+    evaluator.recordTensorFacts(node->output(i));
+  }
+  keptNodes.push_back(node);
+  return node->next();
+}
+
+Node *GraphSpecializer::keepRemainingIterations(Node *node, LoopState &state) {
+  torch::jit::WithInsertPoint insertPoint(node);
+  Value *remaining = graph->insertConstant(state.tripCount);
+  evaluator.evaluate(remaining->node());
+  std::vector<Value *> inputs = {remaining, state.nextCondition};
+  inputs.insert(inputs.end(), state.carried.begin(), state.carried.end());
+  Node *rest = graph->create(c10::prim::Loop, inputs, node->outputs().size());
+  rest->copyAttributes(*node);
+  rest->setSourceRange(node->sourceRange());
+  for (size_t i = 0; i < node->outputs().size(); ++i)
+    rest->output(i)->setType(node->output(i)->type());
+  Block *body = rest->addBlock();
+  body->cloneFrom(node->blocks()[0], [](Value *outer) { return outer; });
+  // Its iterations count from where the unrolled ones stopped.
+  Value *index = body->inputs()[0];
+  if (index->hasUses()) {
+    torch::jit::WithInsertPoint atStart(body->nodes().front());
+    Value *offset = graph->insert(
+        c10::aten::add, {index, graph->insertConstant(state.iteration)});
+    index->replaceAllUsesWith(offset);
+    offset->node()->replaceInput(0, index);
+  }
+  graph->insertNode(rest);
+  for (size_t i = 0; i < node->outputs().size(); ++i)
+    replaceValue(node->output(i), rest->output(i));
+  loops.erase(node);
+  destroyNode(node);
+  return rest;
+}
+
 Node *GraphSpecializer::foldIf(Node *node) {
+  if (dependsOnTensorData(node->input(0)))
+    return keepWhole(node);
   const ValueFacts &condition =
       requireStatic(node->input(0), node, "prim::If condition");
   bool takesThen = condition.value->toBool();
@@ -363,6 +535,9 @@ Node *GraphSpecializer::foldIf(Node *node) {
 Node *GraphSpecializer::stepLoop(Node *node) {
   auto it = loops.find(node);
   if (it == loops.end()) {
+    if (dependsOnTensorData(node->input(0)) ||
+        dependsOnTensorData(node->input(1)))
+      return keepWhole(node);
     LoopState state;
     const ValueFacts &tripCount =
         requireStatic(node->input(0), node, "prim::Loop trip count");
@@ -378,6 +553,12 @@ Node *GraphSpecializer::stepLoop(Node *node) {
   } else {
     LoopState &state = it->second;
     ++state.iteration;
+    // A `break` on data after some unrolled iterations: the rest is kept.
+    // (TorchScript writes such a loop as a `while` with no trip count, and
+    // can print no other loop whose condition is not constant.)
+    if (state.tripCount == std::numeric_limits<int64_t>::max() &&
+        dependsOnTensorData(state.nextCondition))
+      return keepRemainingIterations(node, state);
     const ValueFacts &condition =
         requireStatic(state.nextCondition, node, "prim::Loop condition");
     noteShapeDecision(condition, node, "prim::Loop condition");
@@ -531,6 +712,9 @@ SpecializedGraph GraphSpecializer::run() {
   functionalizeDicts(*graph, dictKeys, hooks);
   eraseDeadNodes();
   SpecializedGraph result;
+  // Described again now that the rewrites above are done.
+  for (Node *node : keptNodes)
+    result.kept.emplace(node, describeKeptControlFlow(node));
   result.graph = graph;
   result.tensorFacts = std::move(evaluator.tensorFacts());
   result.assumptions = std::move(assumptions);

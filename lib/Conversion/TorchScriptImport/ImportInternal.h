@@ -137,6 +137,22 @@ struct TensorFacts {
   bool channelsLast = false;
 };
 
+/// A prim::If or prim::Loop whose condition or trip count depends on tensor
+/// data, kept whole instead of folded (KeptControlFlow.cpp).
+struct KeptControlFlow {
+  /// The values it reads from outside itself, constants aside: its
+  /// graph's inputs and the memopt.op's operands, in this order.
+  std::vector<torch::jit::Value *> inputs;
+  /// The IR text of a graph running it on `inputs` (parseIR reads it).
+  std::string script;
+  /// Some op inside draws random numbers.
+  bool nondeterministic = false;
+  /// Some op inside has an effect a second run would repeat (printing).
+  bool sideEffects = false;
+  /// Positions in `inputs` an op inside may write in place.
+  std::vector<int64_t> written;
+};
+
 /// The result of specializing one method graph.
 struct SpecializedGraph {
   std::shared_ptr<torch::jit::Graph> graph;
@@ -151,6 +167,8 @@ struct SpecializedGraph {
   /// Inputs left out of the specs (by position, self not counted) and the
   /// value each was bound to: its default in the method's schema, or None.
   std::map<size_t, c10::IValue> boundDefaults;
+  /// Control flow on tensor data left in the graph, by node.
+  std::unordered_map<const torch::jit::Node *, KeptControlFlow> kept;
 };
 
 /// How the nodes of one import are run; shared by all its graphs, since
@@ -187,6 +205,25 @@ runShapeOnly(torch::jit::Node *node, const torch::jit::Stack &stack,
 /// once data is made up, its result is that input, unchanged.
 bool canSkipInPlaceUpdate(torch::jit::Node *node,
                           const torch::jit::Stack &stack);
+
+/// Moves the prim::GetAttr nodes inside `node` that read state from outside
+/// it (parameters, `self.training`) to just before it, so that they are
+/// imported as state reads; returns the first one moved, or null when none
+/// was left (KeptControlFlow.cpp).
+torch::jit::Node *hoistStateReads(torch::jit::Node *node);
+
+/// What keeping `node` (control flow on tensor data) whole takes: its
+/// inputs, its graph as parseable text and its effects. Throws ImportError
+/// when something inside cannot be kept (an attribute assignment, a `with`
+/// block, a module object used as a value).
+KeptControlFlow describeKeptControlFlow(torch::jit::Node *node);
+
+/// Runs a kept node's script on `inputs` through TorchScript's interpreter
+/// and returns its outputs. For a prim::If `branch` (0 or 1) replaces the
+/// condition, so that each branch can be run.
+std::vector<c10::IValue> runKeptControlFlow(const KeptControlFlow &kept,
+                                            torch::jit::Stack inputs,
+                                            std::optional<bool> branch);
 
 /// Evaluates single nodes for the specializer (NodeEvaluator.cpp).
 class NodeEvaluator {

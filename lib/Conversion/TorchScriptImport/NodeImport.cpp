@@ -42,6 +42,7 @@ private:
   Value getState(const std::string &path, const at::Tensor &tensor,
                  StateKind kind);
   void importOperator(Node *node);
+  void importKept(Node *node, const KeptControlFlow &kept);
   void setFlags(Node *node, const std::vector<int64_t> &operandOfInput,
                 TorchOp op);
 
@@ -275,6 +276,28 @@ void GraphImporter::importOperator(Node *node) {
     values[node->output(i)] = op.getResult(i);
 }
 
+void GraphImporter::importKept(Node *node, const KeptControlFlow &kept) {
+  SmallVector<Value> operands;
+  SmallVector<Attribute> args;
+  for (const torch::jit::Value *input : kept.inputs) {
+    args.push_back(OperandRefAttr::get(context, operands.size()));
+    operands.push_back(lookup(input, node));
+  }
+  SmallVector<Type> resultTypes;
+  for (const torch::jit::Value *output : node->outputs())
+    resultTypes.push_back(typeOf(output));
+  auto op = builder.create<TorchOp>(locationOf(node, context), resultTypes,
+                                    node->kind().toQualString(), operands,
+                                    builder.getArrayAttr(args));
+  op.setScriptAttr(builder.getStringAttr(kept.script));
+  if (!kept.written.empty())
+    op.setMutatesAttr(builder.getDenseI64ArrayAttr(kept.written));
+  op.setNondeterministic(kept.nondeterministic);
+  op.setSideEffects(kept.sideEffects);
+  for (size_t i = 0; i < node->outputs().size(); ++i)
+    values[node->output(i)] = op.getResult(i);
+}
+
 void GraphImporter::importNode(Node *node) {
   switch (node->kind()) {
   case c10::prim::Constant:
@@ -290,6 +313,8 @@ void GraphImporter::importNode(Node *node) {
   }
   case c10::prim::If:
   case c10::prim::Loop:
+    if (auto kept = graph.kept.find(node); kept != graph.kept.end())
+      return importKept(node, kept->second);
     throw ImportError("'" + std::string(node->kind().toQualString()) +
                           "' is left after specialization",
                       node);

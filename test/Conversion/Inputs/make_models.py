@@ -112,6 +112,41 @@ class DataDependentIf(nn.Module):
         return x
 
 
+class DataDependentLoop(nn.Module):
+    """Halves x until its norm is at most 1: how many times is data."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(3, 3)
+
+    def forward(self, x):
+        while bool(x.norm() > 1.0):
+            x = self.layer(x) * 0.5
+        return x
+
+
+class DataDependentShapes(nn.Module):
+    """Branches on data that return tensors of different shapes."""
+
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            x = x[:, :2]
+        return x * 2.0
+
+
+class AssignInDataBranch(nn.Module):
+    """Assigns a module attribute in a branch taken on data."""
+
+    def __init__(self):
+        super().__init__()
+        self.hits = 0
+
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            self.hits = self.hits + 1
+        return x * 2.0
+
+
 class GatheredBias(nn.Module):
     """A bias gathered from a parameter table by a buffer of integer indices
     (as Swin's relative position bias is), then control flow on the shape
@@ -263,6 +298,12 @@ def main():
     torch.jit.script(ModeSwitchNeuron()).save(str(HERE / "mode_switch.pt"))
     torch.jit.script(GatheredBias()).save(str(HERE / "gathered_bias.pt"))
     torch.jit.script(MaskedIndexIf()).save(str(HERE / "masked_index_if.pt"))
+    torch.jit.script(DataDependentLoop()).save(
+        str(HERE / "data_dependent_loop.pt"))
+    torch.jit.script(DataDependentShapes()).save(
+        str(HERE / "data_dependent_shapes.pt"))
+    torch.jit.script(AssignInDataBranch()).save(
+        str(HERE / "assign_in_data_branch.pt"))
     traced = torch.jit.trace(Nested().eval(), torch.randn(1, 3, 4, 4))
     traced.save(str(HERE / "traced.pt"))
     save_custom_op_model(HERE / "custom_op.pt")

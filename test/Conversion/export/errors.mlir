@@ -150,8 +150,8 @@ module attributes {memopt.source = "@SOURCE@"} {
 
 module attributes {memopt.source = "@SOURCE@"} {
   func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-    // expected-error@+1 {{cannot export 'prim::Loop': control flow and calls must be inlined or unrolled}}
-    %y = memopt.op "prim::Loop"(%x) [#memopt.arg<0>] : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    // expected-error@+1 {{cannot export 'prim::CallFunction': calls must be inlined}}
+    %y = memopt.op "prim::CallFunction"(%x) [#memopt.arg<0>] : (tensor<2x4xf32>) -> tensor<2x4xf32>
     return %y : tensor<2x4xf32>
   }
 }

@@ -1,0 +1,259 @@
+"""Control flow on tensor data (`if h.abs().max() > 1:`, `while
+bool(h.norm() > 1):`) used to make the import refuse the whole model
+("prim::If condition depends on tensor data"). It is now kept whole: one
+opaque op the planner places like any other, whose TorchScript graph the
+exported module runs, so the branch and the number of iterations are
+decided at run time. Tested on models written here, on inputs that take
+each branch, with and without a checkpoint region around the kept op.
+"""
+import json
+import subprocess
+import sys
+from typing import List
+
+import pytest
+import torch
+import torch.nn as nn
+
+from conftest import REPO, script_and_compile
+
+sys.path.insert(0, str(REPO / "python"))
+from memopt import measure  # noqa: E402
+
+torch._C._set_graph_executor_optimize(False)
+
+
+class GatedBlock(nn.Module):
+    """Rescales its activations only when they grew large, reading a
+    parameter inside one branch and calling a layer in the other."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.inner = nn.Linear(width, width)
+        self.scale = nn.Parameter(torch.full((width,), 0.5))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        if h.abs().max() > 4.0:
+            h = h / h.abs().max() * self.scale
+        else:
+            h = torch.tanh(self.inner(h))
+        return h
+
+
+class GatedNet(nn.Module):
+    def __init__(self, width: int = 128, depth: int = 6):
+        super().__init__()
+        self.stem = nn.Linear(32, width)
+        self.layers = nn.ModuleList(nn.Linear(width, width)
+                                    for _ in range(depth))
+        self.gate = GatedBlock(width)
+        self.head = nn.Linear(width, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.stem(x)
+        for i, layer in enumerate(self.layers):
+            h = torch.relu(layer(h))
+            if i == 2:
+                h = self.gate(h)
+        return self.head(h)
+
+
+class Damped(nn.Module):
+    """Halves its activations until their norm is small: a while loop whose
+    number of iterations depends on the data."""
+
+    def __init__(self, width: int = 64):
+        super().__init__()
+        self.a = nn.Linear(16, width)
+        self.b = nn.Linear(width, width)
+        self.c = nn.Linear(width, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(self.a(x))
+        steps = 0
+        while bool(h.norm() > 1.0) and steps < 8:
+            h = self.b(h) * 0.5
+            steps += 1
+        return self.c(h)
+
+
+class EarlyExit(nn.Module):
+    """A `for` loop that breaks on data: its first iterations unroll, the
+    rest is kept whole from the first condition that is data."""
+
+    def __init__(self, width: int = 32):
+        super().__init__()
+        self.a = nn.Linear(8, width)
+        self.step = nn.Linear(width, width)
+        self.c = nn.Linear(width, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.a(x)
+        for i in range(6):
+            h = torch.tanh(self.step(h)) * 0.5 + h * 0.25
+            if bool(h.abs().mean() < 0.1):
+                break
+        return self.c(h)
+
+
+class CountingDropout(nn.Module):
+    """A branch that draws random numbers, updates a buffer in place and
+    writes its input in place: effects the kept op must carry."""
+
+    def __init__(self, width: int = 64):
+        super().__init__()
+        self.a = nn.Linear(16, width)
+        self.b = nn.Linear(width, width)
+        self.c = nn.Linear(width, 4)
+        self.drop = nn.Dropout(0.25)
+        self.register_buffer("clipped", torch.zeros(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.a(x))
+        g = self.b(h)
+        if x.mean() > 0:
+            self.clipped.add_(1)
+            g = self.drop(g)
+            g.mul_(0.5)
+        else:
+            g = torch.sigmoid(g)
+        return self.c(g + h)
+
+
+class AppendsInBranch(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs: List[torch.Tensor] = [x]
+        if x.sum() > 0:
+            outs.append(x * 2)
+        return torch.stack(outs).sum(0)
+
+
+class ShapeChanging(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.sum() > 0:
+            x = x[:, :2]
+        return x * 2
+
+
+def planned_ops(report):
+    return {u["op"] for s in report["signatures"] for u in s["unknown_ops"]}
+
+
+@pytest.mark.parametrize("prefer", ["memory", "balanced"])
+def test_data_dependent_if_trains_bitwise_on_both_branches(tmp_path, runtime,
+                                                           prefer):
+    model, compiled = script_and_compile(GatedNet, tmp_path, ["x:64x32"],
+                                         ["--prefer", prefer])
+    report = json.loads((tmp_path / "m.memopt.report.json").read_text())
+    assert "prim::If" in planned_ops(report), report["signatures"][0]
+    assert report["signatures"][0]["regions"], "the rest is still planned"
+    torch.manual_seed(3)
+    small = torch.randn(64, 32) * 0.01
+    large = torch.randn(64, 32) * 100.0
+    # The eager model takes each branch on one of them.
+    taken = []
+    for x in (small, large):
+        h = model.stem(x)
+        for layer in model.layers[:3]:
+            h = torch.relu(layer(h))
+        taken.append(bool(h.abs().max() > 4.0))
+    assert taken == [False, True]
+    for x in (small, large):
+        result = measure.compare_with_eager(model, compiled, [x], steps=2)
+        assert result["bitwise"], result
+        assert not result["problems"], result["problems"]
+
+
+def test_data_dependent_if_inside_a_checkpoint_region(tmp_path, runtime):
+    model, compiled = script_and_compile(GatedNet, tmp_path, ["x:64x32"],
+                                         ["--checkpoint", "gate"])
+    report = json.loads((tmp_path / "m.memopt.report.json").read_text())
+    labels = [r["label"] for r in report["signatures"][0]["regions"]]
+    assert any("gate" in label for label in labels), labels
+    for scale in (0.01, 100.0):
+        torch.manual_seed(4)
+        x = torch.randn(64, 32) * scale
+        result = measure.compare_with_eager(model, compiled, [x], steps=2)
+        assert result["bitwise"], result
+
+
+def test_data_dependent_while_loop_trains_bitwise(tmp_path, runtime):
+    model, compiled = script_and_compile(Damped, tmp_path, ["x:16x16"],
+                                         ["--prefer", "memory"])
+    report = json.loads((tmp_path / "m.memopt.report.json").read_text())
+    assert "prim::Loop" in planned_ops(report)
+    for scale in (0.001, 1.0, 50.0):
+        torch.manual_seed(5)
+        x = torch.randn(16, 16) * scale
+        result = measure.compare_with_eager(model, compiled, [x], steps=2)
+        assert result["bitwise"], result
+
+
+def test_loop_breaking_on_data_trains_bitwise(tmp_path, runtime):
+    model, compiled = script_and_compile(EarlyExit, tmp_path, ["x:16x8"],
+                                         ["--prefer", "memory"])
+    report = json.loads((tmp_path / "m.memopt.report.json").read_text())
+    assert "prim::Loop" in planned_ops(report)
+    iterations = []
+    for scale in (0.001, 1.0, 30.0):
+        torch.manual_seed(7)
+        x = torch.randn(16, 8) * scale
+        with torch.no_grad():
+            h, n = model.a(x), 0
+            for _ in range(6):
+                n += 1
+                h = torch.tanh(model.step(h)) * 0.5 + h * 0.25
+                if bool(h.abs().mean() < 0.1):
+                    break
+        iterations.append(n)
+        result = measure.compare_with_eager(model, compiled, [x], steps=2)
+        assert result["bitwise"], result
+    # Inputs that leave after the first iteration (unrolled), after the
+    # second (in the kept rest) and at the last.
+    assert iterations == [1, 2, 6], iterations
+
+
+@pytest.mark.parametrize("args", [["--prefer", "memory"],
+                                  ["--checkpoint", "a,b,drop"]])
+def test_random_and_in_place_effects_inside_kept_control_flow(tmp_path,
+                                                              runtime, args):
+    model, compiled = script_and_compile(CountingDropout, tmp_path,
+                                         ["x:16x16"], args)
+    for shift, clipped in ((-20.0, 0), (20.0, 2)):
+        torch.manual_seed(6)
+        x = torch.randn(16, 16) + shift
+        result = measure.compare_with_eager(model, compiled, [x], steps=2)
+        assert result["bitwise"], result
+        assert not result["problems"], result["problems"]
+        # Two steps in the branch that counts (buffers compared above).
+        assert float(model.clipped) == clipped
+        model.clipped.zero_()
+        compiled.clipped.zero_()
+
+
+def compile_error(model, tmp_path):
+    torch.jit.script(model).save(str(tmp_path / "s.pt"))
+    run = subprocess.run(
+        [str(measure.tool_path("memopt-compile")), str(tmp_path / "s.pt"),
+         "-o", str(tmp_path / "s.memopt.pt"), "--input-shape", "x:4x8"],
+        capture_output=True, text=True)
+    assert run.returncode == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert "test_data_dependent_control_flow.py" in lines[0]
+    assert not (tmp_path / "s.memopt.pt").exists()
+    return lines[0]
+
+
+def test_branches_of_different_shapes_are_refused(tmp_path):
+    assert ("prim::If on tensor data returns [4, 2] Float from its 'then' "
+            "branch but [4, 8] Float from its 'else' branch"
+            ) in compile_error(ShapeChanging(), tmp_path)
+
+
+def test_a_list_changed_in_a_branch_is_refused(tmp_path):
+    # The stacked list's length is data: what the import knew of it after
+    # the branch would be stale.
+    line = compile_error(AppendsInBranch(), tmp_path)
+    assert "prim::If on tensor data changes 'outs' (List[Tensor]) in place" \
+        in line
