@@ -104,9 +104,10 @@ def smallest_working_image(name: str, batch: int, image: int) -> int:
 def family_variants():
     """The families of memopt.zoo_families, as (label, zoo entry, kwargs):
     a GPT-2-style decoder (masked_fill; scaled_dot_product_attention where
-    this PyTorch has it), LSTM and GRU language models, a U-Net, and the
-    SpikingJelly neuron forms, each neuron kind with both surrogates, both
-    resets, detach_reset and decay_input on and off, T from 4 to 16."""
+    this PyTorch has it), LSTM and GRU language models, a U-Net, two models
+    with control flow on tensor data, and the SpikingJelly neuron forms,
+    each neuron kind with both surrogates, both resets, detach_reset and
+    decay_input on and off, T from 4 to 16."""
     variants = [
         ("gpt2 (masked_fill)", "gpt_decoder", dict(batch=2, seq=64, layers=4)),
         ("lstm lm", "rnn_lm", dict(cell="lstm", batch=4, seq=32)),
@@ -115,6 +116,9 @@ def family_variants():
         ("lstm lm 16x128", "rnn_lm", dict(cell="lstm", batch=16, seq=128)),
         ("gru lm 16x128", "rnn_lm", dict(cell="gru", batch=16, seq=128)),
         ("unet", "unet", dict(batch=2, image=64)),
+        # Control flow on tensor data, kept whole by the importer.
+        ("gated mlp (if on data)", "gated_mlp", dict(batch=256, dim=512)),
+        ("refiner (break on data)", "refiner", dict(batch=128, dim=256)),
     ]
     if hasattr(torch.nn.functional, "scaled_dot_product_attention"):
         variants.insert(1, ("gpt2 (sdpa)", "gpt_decoder",

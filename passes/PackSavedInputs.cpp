@@ -2,7 +2,8 @@
 //
 // Spike compression without recompute: a convolution, linear layer or
 // product that keeps a binary activation for its backward keeps it at one
-// bit per value (the runtime's packed-input ops).
+// bit per value (the runtime's packed-input ops), unless that raises the
+// predicted peak (its own backward is the peak).
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Analysis/BinaryValueAnalysis.h"
@@ -53,7 +54,9 @@ struct PackSavedInputsPass
     TrainingMemoryModel memory(func);
     DenseMap<Value, unsigned> keepers =
         memory.countKeepers(func.getBody().front());
+    int64_t unpackedPeak = memory.predictPeak();
     auto bit = CompressPolicyAttr::get(&getContext(), CompressionKind::bit);
+    SmallVector<TorchOp> packed;
     for (Operation &nested : func.getBody().front()) {
       auto op = dyn_cast<TorchOp>(&nested);
       if (!op || op.getSavedInputAttr() || !hasPackedInputVariant(op) ||
@@ -75,7 +78,36 @@ struct PackSavedInputsPass
       else if (!packable(op.getOperand(0)))
         continue;
       op.setSavedInputAttr(bit);
+      packed.push_back(op);
     }
+    keepPeakAtMost(func, packed, unpackedPeak);
+  }
+
+  /// Where the peak is one packing op's backward, its input is unpacked
+  /// there beside the packed copy: that pack raises the peak. Drops packs,
+  /// one at a time, while that lowers the peak, until it is at most
+  /// `unpackedPeak` (all of them if it must): packing never makes the
+  /// peak worse.
+  static void keepPeakAtMost(func::FuncOp func, ArrayRef<TorchOp> packed,
+                             int64_t unpackedPeak) {
+    if (packed.empty())
+      return;
+    auto peak = [&] { return TrainingMemoryModel(func).predictPeak(); };
+    int64_t current = peak();
+    for (TorchOp op : packed) {
+      if (current <= unpackedPeak)
+        return;
+      op.removeSavedInputAttr();
+      int64_t without = peak();
+      if (without < current)
+        current = without;
+      else
+        op.setSavedInputAttr(
+            CompressPolicyAttr::get(op.getContext(), CompressionKind::bit));
+    }
+    if (current > unpackedPeak)
+      for (TorchOp op : packed)
+        op.removeSavedInputAttr();
   }
 };
 } // namespace

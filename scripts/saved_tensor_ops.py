@@ -131,6 +131,14 @@ SPECS = [
     ("aten::mean", "default", IMG, lambda c: [img(c), None]),
     ("aten::sum", "dim_IntList", IMG, lambda c: [img(c), [0], False, None]),
     ("aten::sum", "default", IMG, lambda c: [img(c), None]),
+    # Largest and smallest values: the whole tensor (a data check such as
+    # `if h.abs().max() > t`) and along one dimension.
+    ("aten::max", "default", IMG, lambda c: [img(c)]),
+    ("aten::min", "default", IMG, lambda c: [img(c)]),
+    ("aten::max", "dim", IMG, lambda c: [img(c), 1, False]),
+    ("aten::min", "dim", IMG, lambda c: [img(c), 1, False]),
+    ("aten::amax", "default", IMG, lambda c: [img(c), [1], False]),
+    ("aten::amin", "default", IMG, lambda c: [img(c), [1], False]),
     ("aten::cat", "default", IMG, lambda c: [[img(c), img(c)], 1]),
     ("aten::stack", "default", IMG, lambda c: [[img(c), img(c)], 0]),
     ("aten::flatten", "using_ints", IMG, lambda c: [img(c), 1, -1]),

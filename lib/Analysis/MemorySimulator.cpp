@@ -75,8 +75,48 @@ void MemorySimulator::run(Operation *funcOp) {
     storage.release(g);
 }
 
+/// True for a type that can carry a gradient: a floating-point tensor, or
+/// a container that may hold one (lists, tuples, dicts). Numbers and
+/// integer or boolean tensors (a comparison's mask, argmax's indices)
+/// cannot.
+static bool mayCarryGradient(Type type) {
+  if (auto tensor = dyn_cast<TensorType>(type))
+    return isa<FloatType>(tensor.getElementType());
+  return !type.isIntOrIndexOrFloat();
+}
+
+/// The ops of `block` none of whose results reaches what the block returns
+/// through values that can carry a gradient (the `x.abs().max()` of a
+/// condition `x.abs().max() > 4`): autograd frees their graph, and what it
+/// saved, once their results die. Ops that write, draw random numbers,
+/// make views or are not operators count as reaching.
+static DenseSet<Operation *> findGradientDeadEnds(Block &block) {
+  DenseSet<Value> reaching;
+  DenseSet<Operation *> deadEnds;
+  for (Operation &op : llvm::reverse(block)) {
+    if (op.hasTrait<OpTrait::IsTerminator>()) {
+      reaching.insert(op.operand_begin(), op.operand_end());
+      continue;
+    }
+    auto torchOp = dyn_cast<TorchOp>(&op);
+    bool reaches = !torchOp || !torchOp.isFunctional() || torchOp.getViews() ||
+                   llvm::any_of(op.getResults(), [&](Value result) {
+                     return reaching.contains(result) &&
+                            mayCarryGradient(result.getType());
+                   });
+    if (!reaches) {
+      deadEnds.insert(&op);
+      continue;
+    }
+    reaching.insert(op.operand_begin(), op.operand_end());
+  }
+  return deadEnds;
+}
+
 void MemorySimulator::forwardBlock(Block &block, MemoryPhase phase,
                                    std::vector<Node> &nodes) {
+  for (Operation *op : findGradientDeadEnds(block))
+    gradDeadEnds.insert(op);
   DenseMap<Value, Operation *> lastUse;
   for (Operation &op : block)
     for (Value operand : op.getOperands())

@@ -89,6 +89,9 @@ private:
   const TrainingMemoryOptions &options;
   StorageTimeline storage;
   DenseSet<Value> gradValues, params, nonContiguous;
+  /// Ops whose results reach nothing the block returns through values that
+  /// can carry a gradient: autograd keeps nothing of them for backward.
+  DenseSet<Operation *> gradDeadEnds;
   /// Non-contiguous values that matmul's folding reshape copies.
   DenseSet<Value> foldCopies;
   DenseMap<Value, unsigned> gradOf;

@@ -237,7 +237,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
       first = operand;
       break;
     }
-  bool record_ = gradEnabled && fx.differentiable;
+  bool record_ = gradEnabled && fx.differentiable && !gradDeadEnds.contains(op);
   int64_t before = storage.getLiveBytes();
   for (auto [result, alias] : llvm::zip(op->getResults(), fx.resultAliases)) {
     if (!isTensorLike(result.getType()))
@@ -687,8 +687,9 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
         });
       };
       high = getBackwardHighWater(torchOp, gets(0), gets(1), gets(2), options);
-      if (lookupOperator(torchOp.getName()).workspace ==
-              WorkspaceRule::Recurrent &&
+      if ((lookupOperator(torchOp.getName()).workspace ==
+               WorkspaceRule::Recurrent ||
+           torchOp.getScript()) &&
           torchOp.getMeasuredSavesAttr())
         measuredWhole = high;
       high = std::max(high < 0 ? 0 : before + high - storage.getLiveBytes(),
@@ -697,9 +698,10 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
                           [&](Value v) { return !nonContiguous.contains(v); },
                           options));
     }
-    // A recurrent stack's measured backward frees its per-step state as
-    // it makes the gradients: its mark (above `before`, counting them) is
-    // the node's peak, not the sum of every gradient and every saved byte.
+    // A recurrent stack's (or a kept branch's) measured backward frees its
+    // per-step state as it makes the gradients: its mark (above `before`,
+    // counting them) is the node's peak, not the sum of every gradient and
+    // every saved byte.
     if (measuredWhole >= 0)
       storage.recordHigh(node.op, MemoryPhase::Backward,
                          before + measuredWhole);

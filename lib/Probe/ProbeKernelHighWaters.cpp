@@ -4,10 +4,12 @@
 // constant arguments off its `memopt.op`, has ConvolutionProbe.cpp or
 // RecurrentProbe.cpp run it (once per distinct call), and records the
 // result as the op's `high_water` (and, for recurrent layers,
-// `measured_saves`).
+// `measured_saves`). A kept `if` on tensor data gets the `measured_saves`
+// of its branches (KeptBranchProbe.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "ConvolutionCall.h"
+#include "KeptBranchProbe.h"
 #include "ProbeCache.h"
 #include "RecurrentCallFromIR.h"
 
@@ -203,6 +205,11 @@ mlir::memopt::probeKernelHighWaters(ModuleOp module,
     return nullptr;
   };
   WalkResult walk = module.walk([&](TorchOp op) {
+    if (op.getScript()) {
+      ++(probeKeptBranches(op, grads, options.threads) ? summary.measured
+                                                       : summary.skipped);
+      return WalkResult::advance();
+    }
     if (isRecurrentOperator(op.getName())) {
       std::optional<RecurrentCall> call =
           getRecurrentCall(op, grads, options.threads);

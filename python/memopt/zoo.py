@@ -292,6 +292,8 @@ ZOO.update({
     "rnn_lm": zoo_families.rnn_lm,
     "unet": zoo_families.unet,
     "spiking_family": zoo_families.spiking_family,
+    "gated_mlp": zoo_families.gated_mlp,
+    "refiner": zoo_families.refiner,
 })
 SIZES.update({
     "gpt_decoder": {"small": dict(batch=2, seq=32, layers=2),
@@ -301,6 +303,10 @@ SIZES.update({
     "unet": {"small": dict(batch=2, image=32),
              "large": dict(batch=2, image=64)},
     "spiking_family": {"small": dict(size=16), "large": dict(size=32)},
+    "gated_mlp": {"small": dict(batch=32, dim=64, depth=4),
+                  "large": dict(batch=256, dim=512, depth=8)},
+    "refiner": {"small": dict(batch=16, dim=64),
+                "large": dict(batch=128, dim=256)},
 })
 
 TORCHVISION_PREFIX = "torchvision."

@@ -1,6 +1,7 @@
 """Model families written here the way users write them (issue 20): a
-GPT-2-style decoder, GRU and LSTM language models, a U-Net, and the
-SpikingJelly neuron family. Every entry returns `(model, inputs)` as
+GPT-2-style decoder, GRU and LSTM language models, a U-Net, the
+SpikingJelly neuron family, and models with control flow on tensor data
+(a guarded rescale, a refinement loop that stops early). Every entry returns `(model, inputs)` as
 memopt.zoo's do; token inputs are `(name, shape, "tokens:<vocab>")`
 (int64), event frames `(name, shape, "events")` (0/1 floats). All models
 script with torch.jit.script on PyTorch 1.13 and 2.x.
@@ -299,3 +300,67 @@ def spiking_family(neuron: str = "lif", surrogate: str = "atan",
                            decay_input))
     return model.train(), [("x", (steps, batch, in_channels, size, size),
                             "events")]
+
+
+# ---------------------------------------------------------------------------
+# Control flow on tensor data
+# ---------------------------------------------------------------------------
+
+class GatedMLP(nn.Module):
+    """An MLP that rescales its activations halfway only when they grew
+    large (`if h.abs().max() > limit`), as models that guard against
+    overflow do: an `if` on tensor data."""
+
+    def __init__(self, dim: int, depth: int, classes: int, limit: float):
+        super().__init__()
+        self.stem = nn.Linear(dim, dim)
+        self.layers = nn.ModuleList(nn.Linear(dim, dim) for _ in range(depth))
+        self.scale = nn.Parameter(torch.full((dim,), 0.5))
+        self.head = nn.Linear(dim, classes)
+        self.limit = limit
+        self.gate_at = depth // 2
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.stem(x))
+        for i, layer in enumerate(self.layers):
+            h = torch.relu(layer(h))
+            if i == self.gate_at:
+                peak = h.abs().max()
+                if peak > self.limit:
+                    h = torch.tanh(h / peak * self.scale) * h
+        return self.head(h)
+
+
+def gated_mlp(batch: int = 256, dim: int = 512, depth: int = 8,
+              classes: int = 10, limit: float = 0.5):
+    return GatedMLP(dim, depth, classes, limit).train(), \
+        [("x", (batch, dim))]
+
+
+class Refiner(nn.Module):
+    """Refines its state for up to `steps` iterations and stops early once
+    the update is small (`for ...: ... if delta < tol: break`), as
+    iterative-refinement and early-exit models do: a loop whose number of
+    iterations is data."""
+
+    def __init__(self, dim: int, steps: int, classes: int, tol: float):
+        super().__init__()
+        self.embed = nn.Linear(dim, dim)
+        self.update = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, classes)
+        self.steps = steps
+        self.tol = tol
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(self.embed(x))
+        for _ in range(self.steps):
+            delta = torch.tanh(self.update(h)) * 0.5
+            h = h + delta
+            if bool(delta.abs().mean() < self.tol):
+                break
+        return self.head(h)
+
+
+def refiner(batch: int = 128, dim: int = 256, steps: int = 6,
+            classes: int = 10, tol: float = 1e-3):
+    return Refiner(dim, steps, classes, tol).train(), [("x", (batch, dim))]

@@ -102,8 +102,11 @@ func.func @chain(%x: tensor<4096x64xf32>) -> tensor<4096x64xf32> {
   return %r15 : tensor<4096x64xf32>
 }
 
-// Its own budget overrides the pipeline's.
-func.func @spiking(%x: tensor<8x4x16x16xf32>) -> tensor<2x8x4x16x16xf32> attributes {memopt.budget = "100%"} {
+// Its own budget overrides the pipeline's. Spikes carry no gradient (no
+// surrogate here), so the first convolution gets none and keeps nothing;
+// the second and third, whose results are returned, keep their binary
+// inputs (packed) for their weights' gradients.
+func.func @spiking(%x: tensor<8x4x16x16xf32>) -> (tensor<2x8x4x16x16xf32>, tensor<8x4x16x16xf32>, tensor<8x4x16x16xf32>) attributes {memopt.budget = "100%"} {
   %w0 = memopt.param "conv0.weight" : tensor<4x4x3x3xf32>
   %c0 = memopt.op "aten::conv2d"(%x, %w0) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none, [1, 1], [1, 1], [1, 1], 1] {overload = ""} : (tensor<8x4x16x16xf32>, tensor<4x4x3x3xf32>) -> tensor<8x4x16x16xf32>
   %l = memopt.op "prim::ListConstruct"() [] : () -> !memopt.list<tensor<*xf32>>
@@ -116,5 +119,7 @@ func.func @spiking(%x: tensor<8x4x16x16xf32>) -> tensor<2x8x4x16x16xf32> attribu
   %s1 = memopt.op "aten::to"(%b1) [#memopt.arg<0>, 6, false, false, #memopt.none] : (tensor<8x4x16x16xi1>) -> tensor<8x4x16x16xf32>
   %1 = memopt.op "aten::append"(%l, %s1) [#memopt.arg<0>, #memopt.arg<1>] {mutates = array<i64: 0>, views = array<i64: 0>} : (!memopt.list<tensor<*xf32>>, tensor<8x4x16x16xf32>) -> !memopt.list<tensor<*xf32>>
   %st = memopt.op "aten::stack"(%l) [#memopt.arg<0>, 0] : (!memopt.list<tensor<*xf32>>) -> tensor<2x8x4x16x16xf32>
-  return %st : tensor<2x8x4x16x16xf32>
+  %w2 = memopt.param "conv2.weight" : tensor<4x4x3x3xf32>
+  %c2 = memopt.op "aten::conv2d"(%s1, %w2) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none, [1, 1], [1, 1], [1, 1], 1] {overload = ""} : (tensor<8x4x16x16xf32>, tensor<4x4x3x3xf32>) -> tensor<8x4x16x16xf32>
+  return %st, %c1, %c2 : tensor<2x8x4x16x16xf32>, tensor<8x4x16x16xf32>, tensor<8x4x16x16xf32>
 }

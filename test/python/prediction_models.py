@@ -109,7 +109,31 @@ class DictSegmenter(nn.Module):
         return result
 
 
+class GatedMLP(nn.Module):
+    """An MLP with a rescaling step taken only when the activations grew
+    large: an `if` on tensor data, kept whole, whose taken branch keeps more
+    for backward than its input and result (the scale, the rescaled and
+    squashed tensors)."""
+
+    def __init__(self, dim: int = 256, depth: int = 4):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(dim, dim) for _ in range(depth))
+        self.scale = nn.Parameter(torch.full((dim,), 0.5))
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for i, layer in enumerate(self.layers):
+            x = torch.relu(layer(x))
+            if i == 1:
+                if x.abs().max() > 0.5:
+                    x = torch.tanh(x / x.abs().max() * self.scale) * x
+                else:
+                    x = x * 2.0
+        return self.head(x)
+
+
 MODELS = {
+    "gated_mlp": (GatedMLP, [("x", (128, 256))]),
     "tied_lm": (TiedLM, [("idx", (2, 64), "tokens:512")]),
     "head_attention": (HeadAttention, [("x", (2, 64, 128))]),
     "dict_segmenter": (DictSegmenter, [("x", (2, 3, 48, 48))]),

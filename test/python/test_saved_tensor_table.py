@@ -79,9 +79,12 @@ def test_key_rows(derived):
 
 
 # Ops the simulator handles itself (lists, tuples, casts): no table row.
+# Control flow on tensor data kept whole (prim::If, prim::Loop) is measured
+# by the kernel probe, branch by branch, not described by a row.
 STRUCTURAL = {"prim::ListConstruct", "prim::TupleConstruct", "prim::ListUnpack",
               "prim::TupleUnpack", "prim::TupleIndex", "aten::__getitem__",
-              "aten::append", "prim::unchecked_cast", "prim::Constant"}
+              "aten::append", "prim::unchecked_cast", "prim::Constant",
+              "prim::If", "prim::Loop"}
 
 
 def tensor_ops(mlir_text):

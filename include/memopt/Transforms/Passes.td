@@ -120,7 +120,10 @@ def PackSavedInputs : Pass<"memopt-pack-saved-inputs", "::mlir::func::FuncOp"> {
     product and both gradients are the same bits either way round).
     Binary means proven by the binary-value analysis, or asserted with
     `assume-binary` for a module path (the runtime checks asserted values
-    when it packs them); a path that names no op is an error.
+    when it packs them); a path that names no op is an error. Where the
+    predicted peak is a packing op's own backward (its input unpacked
+    there beside the packed copy), packs are dropped one at a time while
+    that lowers the peak, so packing never raises it.
   }];
   let options = [
     ListOption<"assumeBinary", "assume-binary", "std::string",

@@ -409,12 +409,16 @@ Node *GraphSpecializer::keepWhole(Node *node) {
                             "not compute",
                         node);
     // A tensor whose shape is data (a boolean mask's selection) could make
-    // the results' shapes data too: refused as before.
-    if (facts->value->isTensor() && !facts->isStatic)
-      requireStatic(
-          node->input(0), node,
-          std::string(node->kind().toQualString()) +
-              (node->kind() == c10::prim::If ? " condition" : " trip count"));
+    // the results' shapes data too: refused as before, naming the
+    // condition (or trip count) and where its data comes from.
+    if (facts->value->isTensor() && !facts->isStatic) {
+      bool byTripCount = node->kind() == c10::prim::Loop &&
+                         dependsOnTensorData(node->input(0));
+      bool isIf = node->kind() == c10::prim::If;
+      requireStatic(node->input(isIf || byTripCount ? 0 : 1), node,
+                    std::string(node->kind().toQualString()) +
+                        (byTripCount ? " trip count" : " condition"));
+    }
     inputs.push_back(*facts->value);
   }
   // Each branch of an If (but one that only raises), a Loop as it runs; on

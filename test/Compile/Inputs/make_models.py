@@ -42,7 +42,9 @@ class ChainCNN(nn.Module):
 
 
 class LIF(nn.Module):
-    """Multi-step LIF neuron over x of [T, B, ...]; spikes are 0/1."""
+    """Multi-step LIF neuron over x of [T, B, ...]; spikes are 0/1, with a
+    sigmoid straight-through surrogate gradient (without one, no gradient
+    reaches the layers before it and autograd keeps nothing of them)."""
     steps: torch.jit.Final[int]
 
     def __init__(self, steps: int = 2):
@@ -54,7 +56,8 @@ class LIF(nn.Module):
         spikes: List[torch.Tensor] = []
         for t in range(self.steps):
             v = v + (x[t] - v) * 0.5
-            spike = (v >= 1.0).to(x.dtype)
+            soft = torch.sigmoid(4.0 * (v - 1.0))
+            spike = (v >= 1.0).to(x.dtype) + (soft - soft.detach())
             v = v * (1.0 - spike)
             spikes.append(spike)
         return torch.stack(spikes)

@@ -1,0 +1,205 @@
+//===- KeptBranchProbe.cpp - what a kept prim::If keeps for backward ------===//
+//
+// An `if` on tensor data, kept whole by the importer, is one op whose
+// inside the memory model cannot see. Each of its branches is a fixed
+// computation, though: this runs each one (the condition forced) on tensors
+// of the operands' static shapes with autograd recording, as training does,
+// and records as the op's `measured_saves` the most any branch keeps for
+// backward (new bytes beyond its results, and the operands it holds on
+// to), and as its `high_water` the highest peak of any branch's forward
+// and backward.
+// Skipped (the op stays unknown) when an operand other than the condition
+// is not a statically shaped tensor, since its value is not in the IR.
+//
+//===----------------------------------------------------------------------===//
+#include "KeptBranchProbe.h"
+#include "ProbeSupport.h"
+
+#include "memopt/Dialect/MemoptAttrs.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/ir/irparser.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+namespace {
+/// What one branch kept: new bytes, and which operands (by index); and the
+/// peaks of its forward and of its backward above what was live before
+/// each (the backward's counting the gradients it makes).
+struct BranchSaves {
+  int64_t bytes = 0;
+  std::set<unsigned> operands;
+  int64_t forward = 0;
+  int64_t backward = 0;
+};
+} // namespace
+
+static std::optional<at::ScalarType> getTensorDtype(Type element) {
+  if (element.isF32())
+    return at::kFloat;
+  if (element.isF64())
+    return at::kDouble;
+  if (element.isF16())
+    return at::kHalf;
+  if (element.isBF16())
+    return at::kBFloat16;
+  if (element.isInteger(64))
+    return at::kLong;
+  if (element.isInteger(32))
+    return at::kInt;
+  if (element.isInteger(1))
+    return at::kBool;
+  return std::nullopt;
+}
+
+/// Runs the branch `taken` of the script on fresh tensors of the operands'
+/// shapes; std::nullopt when it raises there (a branch that only raises).
+static std::optional<BranchSaves>
+measureBranch(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
+              const DenseSet<Value> &grads, bool taken) {
+  using namespace ::memopt::probe;
+  torch::jit::Stack stack{c10::IValue(taken)};
+  std::vector<at::Tensor> tensors;
+  // Owners of each operand before the run: of the tensor itself (autograd
+  // saves a non-output as is) and of its storage (a saved view or output).
+  std::vector<std::pair<int64_t, int64_t>> owners;
+  std::set<const void *> inputStorages;
+  for (Value operand : op->getOperands().drop_front()) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    at::ScalarType dtype = *getTensorDtype(type.getElementType());
+    // Small values keep activations away from saturation; a tensor that
+    // requires grad is a non-leaf, as a layer's output is in training.
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    at::Tensor leaf = at::full(shape, 0.01, at::TensorOptions().dtype(dtype));
+    bool grad = grads.contains(operand) && at::isFloatingType(dtype);
+    if (grad)
+      leaf.requires_grad_(true);
+    at::Tensor tensor = grad ? leaf * 1 : leaf;
+    tensors.push_back(tensor);
+    owners.emplace_back(tensor.use_count(), tensor.storage().use_count());
+    inputStorages.insert(tensor.storage().data());
+    stack.push_back(tensor);
+  }
+  c10::AutoGradMode gradMode(true);
+  int64_t before = getLiveBytes();
+  BranchSaves saves;
+  try {
+    torch::jit::Code code(graph, "memopt_kept_branch");
+    saves.forward =
+        measurePeak([&] { torch::jit::InterpreterState(code).run(stack); });
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+  std::set<const void *> results;
+  int64_t resultBytes = 0;
+  for (const c10::IValue &value : stack)
+    if (value.isTensor() && value.toTensor().defined()) {
+      const at::Tensor &result = value.toTensor();
+      const void *storage = result.storage().data();
+      if (!inputStorages.count(storage) && results.insert(storage).second)
+        resultBytes += result.storage().nbytes();
+    }
+  saves.bytes = std::max<int64_t>(getLiveBytes() - before - resultBytes, 0);
+  // The operands that gained owners besides the results (an operand
+  // returned as is, or a view of it): saved variables or views of them.
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    int64_t tensorOwners = tensors[i].use_count();
+    int64_t storageOwners = tensors[i].storage().use_count();
+    for (const c10::IValue &value : stack) {
+      if (!value.isTensor() || !value.toTensor().defined())
+        continue;
+      if (value.toTensor().is_same(tensors[i]))
+        --tensorOwners;
+      else if (value.toTensor().storage().is_alias_of(tensors[i].storage()))
+        --storageOwners;
+    }
+    if (tensorOwners > owners[i].first || storageOwners > owners[i].second)
+      saves.operands.insert(static_cast<unsigned>(i + 1));
+  }
+
+  // Backward from every result that requires grad, each reaching the
+  // branch through a `* 1` whose gradient the engine owns (in the model
+  // that buffer is the incoming gradient, live before: not counted).
+  std::vector<at::Tensor> scaled, incoming, wrt;
+  int64_t incomingBytes = 0;
+  for (const c10::IValue &value : stack)
+    if (value.isTensor() && value.toTensor().defined() &&
+        value.toTensor().requires_grad()) {
+      scaled.push_back(value.toTensor() * 1);
+      incoming.push_back(at::ones_like(scaled.back()));
+      incomingBytes += scaled.back().storage().nbytes();
+    }
+  for (const at::Tensor &tensor : tensors)
+    if (tensor.requires_grad())
+      wrt.push_back(tensor);
+  stack.clear();
+  if (scaled.empty() || wrt.empty())
+    return saves;
+  std::vector<at::Tensor> gradients;
+  saves.backward = std::max<int64_t>(measurePeak([&] {
+                                       gradients = torch::autograd::grad(
+                                           scaled, wrt, incoming,
+                                           /*retain_graph=*/false,
+                                           /*create_graph=*/false,
+                                           /*allow_unused=*/true);
+                                     }) - incomingBytes,
+                                     0);
+  return saves;
+}
+
+bool mlir::memopt::probeKeptBranches(TorchOp op, const DenseSet<Value> &grads,
+                                     int threads) {
+  if (op.getName() != "prim::If" || !op.getScript() ||
+      op->getNumOperands() == 0 || !op->getOperand(0).getType().isInteger(1))
+    return false;
+  for (Value operand : op->getOperands().drop_front()) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type || !type.hasStaticShape() ||
+        !getTensorDtype(type.getElementType()))
+      return false;
+  }
+  if (llvm::none_of(op->getOperands(),
+                    [&](Value v) { return grads.contains(v); }))
+    return false; // nothing to keep for backward
+  auto graph = std::make_shared<torch::jit::Graph>();
+  try {
+    torch::jit::parseIR(op.getScript()->str(), graph.get());
+  } catch (const std::exception &) {
+    return false;
+  }
+  ::memopt::runtime::enableMemoryStats();
+  ::memopt::probe::ThreadCountScope scope(threads);
+  std::optional<BranchSaves> most;
+  for (bool taken : {true, false}) {
+    std::optional<BranchSaves> saves = measureBranch(graph, op, grads, taken);
+    if (!saves)
+      continue;
+    if (!most) {
+      most = saves;
+      continue;
+    }
+    most->bytes = std::max(most->bytes, saves->bytes);
+    most->operands.insert(saves->operands.begin(), saves->operands.end());
+    most->forward = std::max(most->forward, saves->forward);
+    most->backward = std::max(most->backward, saves->backward);
+  }
+  if (!most)
+    return false;
+  SmallVector<int64_t> operands(most->operands.begin(), most->operands.end());
+  op.setMeasuredSavesAttr(
+      MeasuredSavesAttr::get(op.getContext(), most->bytes, operands));
+  // One backward mark, whichever operands get gradients (the branch's
+  // backward makes them all at once).
+  op.setHighWaterAttr(KernelHighWaterAttr::get(
+      op.getContext(), most->forward,
+      {-1, most->backward, most->backward, most->backward}));
+  return true;
+}
