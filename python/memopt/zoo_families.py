@@ -332,7 +332,7 @@ class GatedMLP(nn.Module):
 
 
 def gated_mlp(batch: int = 256, dim: int = 512, depth: int = 8,
-              classes: int = 10, limit: float = 0.5):
+              classes: int = 10, limit: float = 0.05):
     return GatedMLP(dim, depth, classes, limit).train(), \
         [("x", (batch, dim))]
 

@@ -43,6 +43,10 @@ private:
                  StateKind kind);
   void importOperator(Node *node);
   void importKept(Node *node, const KeptControlFlow &kept);
+  /// The memopt.op of `node` on `operands` and `args`, its results typed
+  /// from the facts and recorded as the node's values.
+  TorchOp createTorchOp(Node *node, ValueRange operands,
+                        ArrayRef<Attribute> args);
   void setFlags(Node *node, const std::vector<int64_t> &operandOfInput,
                 TorchOp op);
 
@@ -254,12 +258,7 @@ void GraphImporter::importOperator(Node *node) {
     args.push_back(OperandRefAttr::get(context, operands.size()));
     operands.push_back(lookup(input, node));
   }
-  SmallVector<Type> resultTypes;
-  for (const torch::jit::Value *output : node->outputs())
-    resultTypes.push_back(typeOf(output));
-  auto op = builder.create<TorchOp>(locationOf(node, context), resultTypes,
-                                    node->kind().toQualString(), operands,
-                                    builder.getArrayAttr(args));
+  TorchOp op = createTorchOp(node, operands, args);
   setFlags(node, operandOfInput, op);
   SmallVector<int64_t> channelsLast;
   for (size_t i = 0; i < node->inputs().size(); ++i) {
@@ -272,8 +271,6 @@ void GraphImporter::importOperator(Node *node) {
   }
   if (!channelsLast.empty())
     op.setChannelsLastAttr(builder.getDenseI64ArrayAttr(channelsLast));
-  for (size_t i = 0; i < node->outputs().size(); ++i)
-    values[node->output(i)] = op.getResult(i);
 }
 
 void GraphImporter::importKept(Node *node, const KeptControlFlow &kept) {
@@ -283,19 +280,25 @@ void GraphImporter::importKept(Node *node, const KeptControlFlow &kept) {
     args.push_back(OperandRefAttr::get(context, operands.size()));
     operands.push_back(lookup(input, node));
   }
+  TorchOp op = createTorchOp(node, operands, args);
+  op.setScriptAttr(builder.getStringAttr(kept.script));
+  if (!kept.written.empty())
+    op.setMutatesAttr(builder.getDenseI64ArrayAttr(kept.written));
+  op.setNondeterministic(kept.nondeterministic);
+  op.setSideEffects(kept.sideEffects);
+}
+
+TorchOp GraphImporter::createTorchOp(Node *node, ValueRange operands,
+                                     ArrayRef<Attribute> args) {
   SmallVector<Type> resultTypes;
   for (const torch::jit::Value *output : node->outputs())
     resultTypes.push_back(typeOf(output));
   auto op = builder.create<TorchOp>(locationOf(node, context), resultTypes,
                                     node->kind().toQualString(), operands,
                                     builder.getArrayAttr(args));
-  op.setScriptAttr(builder.getStringAttr(kept.script));
-  if (!kept.written.empty())
-    op.setMutatesAttr(builder.getDenseI64ArrayAttr(kept.written));
-  op.setNondeterministic(kept.nondeterministic);
-  op.setSideEffects(kept.sideEffects);
   for (size_t i = 0; i < node->outputs().size(); ++i)
     values[node->output(i)] = op.getResult(i);
+  return op;
 }
 
 void GraphImporter::importNode(Node *node) {
