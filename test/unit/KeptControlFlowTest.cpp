@@ -147,6 +147,24 @@ def f(c: bool, x):
   EXPECT_FALSE(kept.nondeterministic);
 }
 
+TEST(KeptControlFlowTest, ALoopTheImportsDataNeverEndsStopsAtTheCap) {
+  auto graph = graphOf(R"(
+def f(x):
+    while bool(x.sum() > -1.0):
+        x = x + 1.0
+    return x
+)");
+  KeptControlFlow kept =
+      describeKeptControlFlow(first(*graph, c10::prim::Loop));
+  std::vector<c10::IValue> result = runKeptControlFlow(
+      kept,
+      {kept.inputs.size() == 2 ? c10::IValue(true) : c10::IValue(),
+       at::ones({2})},
+      std::nullopt);
+  // 1000 iterations, then the import's run stops (a model would not).
+  EXPECT_TRUE(at::equal(result[0].toTensor(), at::full({2}, 1001.0)));
+}
+
 TEST(KeptControlFlowTest, StateReadsMoveOutAndAssignmentsAreRefused) {
   tj::Module module("M");
   module.register_parameter("weight", at::ones({2}), false);

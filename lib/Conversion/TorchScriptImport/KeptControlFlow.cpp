@@ -15,6 +15,7 @@
 
 #include "memopt/Runtime/RegionIR.h"
 
+#include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/irparser.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 
@@ -22,6 +23,9 @@ using namespace mlir::memopt::detail;
 using torch::jit::Block;
 using torch::jit::Node;
 namespace tj = torch::jit;
+
+/// How many iterations a kept loop runs at most when the import runs it.
+static constexpr int64_t kMaxImportIterations = 1000;
 
 /// True when `inner` sits in one of `outer`'s blocks, at any depth (a
 /// block's inputs belong to its param node, which sits in the block).
@@ -259,6 +263,18 @@ mlir::memopt::detail::runKeptControlFlow(const KeptControlFlow &kept,
   torch::jit::parseIR(kept.script, graph.get());
   if (branch)
     inputs.at(0) = c10::IValue(*branch);
+  // A `while` that the import's data never ends (no convergence on it)
+  // must not hang the compile: its run stops after kMaxImportIterations,
+  // enough to see whether the shapes it carries change.
+  for (Node *node : graph->nodes()) {
+    if (node->kind() != c10::prim::Loop)
+      continue;
+    auto trips = torch::jit::constant_as<int64_t>(node->input(0));
+    if (trips && *trips > kMaxImportIterations) {
+      torch::jit::WithInsertPoint insertPoint(node);
+      node->replaceInput(0, graph->insertConstant(kMaxImportIterations));
+    }
+  }
   at::NoGradGuard noGrad;
   torch::jit::Code code(graph, "memopt_kept");
   torch::jit::InterpreterState(code).run(inputs);
