@@ -272,8 +272,9 @@ mlir::memopt::getBackwardHighWater(TorchOp op, bool inputGrad, bool weightGrad,
                ? measured.getBackward(inputGrad, biasGrad)
                : -1;
   }
-  // A kept `if` on tensor data: its branches' backward, measured whole
-  // (KeptBranchProbe.cpp); callers ask when some operand gets a gradient.
+  // Kept control flow on tensor data: its branches' (its loop's) backward,
+  // measured whole (KeptBranchProbe.cpp); callers ask when some operand
+  // gets a gradient.
   if (op.getScript()) {
     KernelHighWaterAttr measured = op.getHighWaterAttr();
     return measured ? measured.getBackward(true, true) : -1;

@@ -3,7 +3,9 @@
 // An `if` on tensor data, kept whole by the importer, is one op whose
 // inside the memory model cannot see. Each of its branches is a fixed
 // computation, though: this runs each one (the condition forced) on tensors
-// of the operands' static shapes with autograd recording, as training does,
+// of the operands' static shapes with autograd recording, as training does
+// (a kept loop: entered once, running as many iterations as the probe's
+// data makes it, at most memopt::kept::kMaxIterationsWhenRun),
 // and records as the op's `measured_saves` the most any branch keeps for
 // backward (new bytes beyond its results, and the operands it holds on
 // to), and as its `high_water` the highest peak of any branch's forward
@@ -15,6 +17,7 @@
 #include "KeptBranchProbe.h"
 #include "ProbeSupport.h"
 
+#include "memopt/Conversion/KeptScript.h"
 #include "memopt/Dialect/MemoptAttrs.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -22,7 +25,6 @@
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/jit/ir/ir.h>
-#include <torch/csrc/jit/ir/irparser.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 
 #include <set>
@@ -157,7 +159,10 @@ measureBranch(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
 
 bool mlir::memopt::probeKeptBranches(TorchOp op, const DenseSet<Value> &grads,
                                      int threads) {
-  if (op.getName() != "prim::If" || !op.getScript() ||
+  // An If's first operand is its condition; a loop's, when it is a bool,
+  // the condition it starts with (its trip count is then a constant).
+  bool isLoop = op.getName() == "prim::Loop";
+  if ((op.getName() != "prim::If" && !isLoop) || !op.getScript() ||
       op->getNumOperands() == 0 || !op->getOperand(0).getType().isInteger(1))
     return false;
   for (Value operand : op->getOperands().drop_front()) {
@@ -169,16 +174,20 @@ bool mlir::memopt::probeKeptBranches(TorchOp op, const DenseSet<Value> &grads,
   if (llvm::none_of(op->getOperands(),
                     [&](Value v) { return grads.contains(v); }))
     return false; // nothing to keep for backward
-  auto graph = std::make_shared<torch::jit::Graph>();
+  std::shared_ptr<torch::jit::Graph> graph;
   try {
-    torch::jit::parseIR(op.getScript()->str(), graph.get());
+    graph = ::memopt::kept::parseBoundedScript(op.getScript()->str());
   } catch (const std::exception &) {
     return false;
   }
   ::memopt::runtime::enableMemoryStats();
   ::memopt::probe::ThreadCountScope scope(threads);
   std::optional<BranchSaves> most;
+  // Each branch of an If; a loop entered (how many iterations it runs
+  // then is the probe's data's: see docs/analyses.md).
   for (bool taken : {true, false}) {
+    if (isLoop && !taken)
+      break;
     std::optional<BranchSaves> saves = measureBranch(graph, op, grads, taken);
     if (!saves)
       continue;

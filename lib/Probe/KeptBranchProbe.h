@@ -9,10 +9,11 @@
 
 namespace mlir::memopt {
 
-/// For a `prim::If` the importer kept whole (its `script`), whose operands
-/// besides the condition are statically shaped tensors: runs each branch
-/// with autograd recording on `threads` intra-op threads and sets the
-/// op's `measured_saves` to the most any branch keeps for backward;
+/// For a `prim::If` (or `prim::Loop` starting from a boolean condition)
+/// the importer kept whole (its `script`), whose operands besides the
+/// condition are statically shaped tensors: runs each branch (the loop,
+/// once) with autograd recording on `threads` intra-op threads and sets
+/// the op's `measured_saves` to the most any branch keeps for backward;
 /// `grads` holds the values that will require grad in training. False
 /// (nothing set) when the op is not such an If or no branch runs.
 bool probeKeptBranches(TorchOp op, const DenseSet<Value> &grads, int threads);

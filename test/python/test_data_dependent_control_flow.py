@@ -136,6 +136,13 @@ class ShapeChanging(nn.Module):
         return x * 2
 
 
+def kept_and_measured(mlir_path, name):
+    """True when the IR has a kept `name` op the kernel probe measured."""
+    return any(f'memopt.op "{name}"' in line and "measured_saves" in line
+               and "script = " in line
+               for line in mlir_path.read_text().splitlines())
+
+
 def planned_ops(report):
     return {u["op"] for s in report["signatures"] for u in s["unknown_ops"]}
 
@@ -230,10 +237,11 @@ def test_data_dependent_if_inside_a_checkpoint_region(tmp_path, runtime):
 
 
 def test_data_dependent_while_loop_trains_bitwise(tmp_path, runtime):
-    model, compiled = script_and_compile(Damped, tmp_path, ["x:16x16"],
-                                         ["--prefer", "memory"])
-    report = json.loads((tmp_path / "m.memopt.report.json").read_text())
-    assert "prim::Loop" in planned_ops(report)
+    model, compiled = script_and_compile(
+        Damped, tmp_path, ["x:16x16"],
+        ["--prefer", "memory", "--emit-mlir", str(tmp_path / "m.mlir")])
+    # Kept whole, and measured by the kernel probe (not an unknown op).
+    assert kept_and_measured(tmp_path / "m.mlir", "prim::Loop")
     for scale in (0.001, 1.0, 50.0):
         torch.manual_seed(5)
         x = torch.randn(16, 16) * scale
@@ -242,10 +250,10 @@ def test_data_dependent_while_loop_trains_bitwise(tmp_path, runtime):
 
 
 def test_loop_breaking_on_data_trains_bitwise(tmp_path, runtime):
-    model, compiled = script_and_compile(EarlyExit, tmp_path, ["x:16x8"],
-                                         ["--prefer", "memory"])
-    report = json.loads((tmp_path / "m.memopt.report.json").read_text())
-    assert "prim::Loop" in planned_ops(report)
+    model, compiled = script_and_compile(
+        EarlyExit, tmp_path, ["x:16x8"],
+        ["--prefer", "memory", "--emit-mlir", str(tmp_path / "m.mlir")])
+    assert kept_and_measured(tmp_path / "m.mlir", "prim::Loop")
     iterations = []
     for scale in (0.001, 1.0, 30.0):
         torch.manual_seed(7)
@@ -263,6 +271,29 @@ def test_loop_breaking_on_data_trains_bitwise(tmp_path, runtime):
     # Inputs that leave after the first iteration (unrolled), after the
     # second (in the kept rest) and at the last.
     assert iterations == [1, 2, 6], iterations
+
+
+def test_attributes_a_kept_loop_reads_are_assumed_and_checked(tmp_path,
+                                                              runtime):
+    """The refiner's loop reads `self.steps` and `self.tol`: they enter its
+    graph as constants (so the probe can run it), assumed like attributes
+    control flow folds on, and the compiled forward checks them."""
+    from memopt import zoo
+    model, compiled = script_and_compile(
+        lambda: zoo.build("refiner", "small")[0], tmp_path, ["x:16x64"],
+        ["--prefer", "memory", "--emit-mlir", str(tmp_path / "m.mlir")])
+    text = (tmp_path / "m.mlir").read_text()
+    assert "memopt.assumes = {steps = 6 : i64, tol = 1.000000e-03 : f64}" \
+        in text
+    assert kept_and_measured(tmp_path / "m.mlir", "prim::Loop")
+    torch.manual_seed(9)
+    x = torch.randn(16, 64)
+    result = measure.compare_with_eager(model, compiled, [x], steps=2)
+    assert result["bitwise"], result
+    compiled.tol = 0.5
+    with pytest.raises(torch.jit.Error) as error:
+        compiled(x)
+    assert "compiled for tol == 0.001" in str(error.value), str(error.value)
 
 
 @pytest.mark.parametrize("args", [["--prefer", "memory"],

@@ -74,10 +74,12 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     inputs are the op's operands, in order, and whose outputs are its
     results. The exporter inlines that graph, so the branch taken or the
     number of iterations is decided when the model runs, and autograd
-    records what ran. For a `prim::If` the kernel probe measures each
-    branch and sets `measured_saves` and `high_water` from the heaviest;
-    a loop, or an `if` the probe cannot run, is an unknown op to the
-    memory model (every tensor operand and result taken as saved).
+    records what ran. The kernel probe measures each branch of a
+    `prim::If` (a `prim::Loop`: one run on its own data) and sets
+    `measured_saves` and `high_water` from the heaviest; one it cannot run
+    (an operand neither the condition nor a static tensor) is an unknown
+    op to the memory model (every tensor operand and result taken as
+    saved).
 
     ```mlir
     %y = memopt.op "prim::If"(%c, %x) [#memopt.arg<0>, #memopt.arg<1>]

@@ -65,6 +65,11 @@ private:
   /// Leaves control flow on tensor data in the graph, learning the shapes
   /// of its results; returns the node to visit next.
   Node *keepWhole(Node *node);
+  /// The scalars kept control flow may take as constants: static ones not
+  /// derived from tensor sizes (a counter, a module attribute such as a
+  /// tolerance, which the exported forward then checks: with `assumeAt`,
+  /// recorded as assumptions of that node).
+  KeptConstantFn keptConstant(Node *assumeAt = nullptr);
   /// Replaces an unrolling `while` loop whose condition turned into data
   /// by one running its remaining iterations, which the walk keeps whole.
   Node *keepRemainingIterations(Node *node, LoopState &state);
@@ -377,6 +382,26 @@ static std::string describeShape(const c10::IValue &value) {
   return text + "] " + c10::toString(tensor.scalar_type());
 }
 
+KeptConstantFn GraphSpecializer::keptConstant(Node *assumeAt) {
+  return [this, assumeAt](Value *value) -> std::optional<c10::IValue> {
+    const ValueFacts *facts = evaluator.lookup(value);
+    if (!facts || !facts->isStatic || !facts->value || facts->sizeDependent)
+      return std::nullopt;
+    const c10::IValue &constant = *facts->value;
+    if (!constant.isInt() && !constant.isDouble() && !constant.isBool())
+      return std::nullopt;
+    bool guardable =
+        llvm::all_of(facts->attributeDeps, [&](const std::string &path) {
+          return isGuardableConstant(attributeValue(path));
+        });
+    if (!guardable)
+      return std::nullopt;
+    if (assumeAt)
+      assumeAttributes(*facts, assumeAt, "a value kept control flow reads");
+    return constant;
+  };
+}
+
 Node *GraphSpecializer::keepWhole(Node *node) {
   // Parameters and attributes read inside become state reads outside,
   // evaluated (and imported) before the node is visited again.
@@ -385,7 +410,7 @@ Node *GraphSpecializer::keepWhole(Node *node) {
   // Running it reads tensor data, which must not be made up.
   if (evaluator.madeUpData())
     throw ExactRunRequired();
-  KeptControlFlow kept = describeKeptControlFlow(node);
+  KeptControlFlow kept = describeKeptControlFlow(node, keptConstant());
   // What the import knows of a list or dict it changes would be stale
   // (a tensor written in place keeps its shape).
   for (int64_t position : kept.written) {
@@ -718,7 +743,8 @@ SpecializedGraph GraphSpecializer::run() {
   SpecializedGraph result;
   // Described again now that the rewrites above are done.
   for (Node *node : keptNodes)
-    result.kept.emplace(node, describeKeptControlFlow(node));
+    result.kept.emplace(node,
+                        describeKeptControlFlow(node, keptConstant(node)));
   result.graph = graph;
   result.tensorFacts = std::move(evaluator.tensorFacts());
   result.assumptions = std::move(assumptions);

@@ -27,6 +27,7 @@
 #include <torch/csrc/jit/ir/ir.h>
 
 #include <csignal>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -212,11 +213,18 @@ bool canSkipInPlaceUpdate(torch::jit::Node *node,
 /// was left (KeptControlFlow.cpp).
 torch::jit::Node *hoistStateReads(torch::jit::Node *node);
 
+/// For a value kept control flow reads: the constant it is on every call
+/// (the graph then makes its own), or std::nullopt (it is an input).
+using KeptConstantFn =
+    std::function<std::optional<c10::IValue>(torch::jit::Value *)>;
+
 /// What keeping `node` (control flow on tensor data) whole takes: its
-/// inputs, its graph as parseable text and its effects. Throws ImportError
-/// when something inside cannot be kept (an attribute assignment, a `with`
-/// block, a module object used as a value).
-KeptControlFlow describeKeptControlFlow(torch::jit::Node *node);
+/// inputs (but the values `constantOf` folds), its graph as parseable text
+/// and its effects. Throws ImportError when something inside cannot be
+/// kept (an attribute assignment, a `with` block, a module object used as
+/// a value).
+KeptControlFlow describeKeptControlFlow(torch::jit::Node *node,
+                                        const KeptConstantFn &constantOf = {});
 
 /// Runs a kept node's script on `inputs` through TorchScript's interpreter
 /// and returns its outputs. For a prim::If `branch` (0 or 1) replaces the

@@ -13,9 +13,9 @@
 //===----------------------------------------------------------------------===//
 #include "ImportInternal.h"
 
+#include "memopt/Conversion/KeptScript.h"
 #include "memopt/Runtime/RegionIR.h"
 
-#include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/irparser.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 
@@ -23,9 +23,6 @@ using namespace mlir::memopt::detail;
 using torch::jit::Block;
 using torch::jit::Node;
 namespace tj = torch::jit;
-
-/// How many iterations a kept loop runs at most when the import runs it.
-static constexpr int64_t kMaxImportIterations = 1000;
 
 /// True when `inner` sits in one of `outer`'s blocks, at any depth (a
 /// block's inputs belong to its param node, which sits in the block).
@@ -71,11 +68,13 @@ Node *mlir::memopt::detail::hoistStateReads(Node *node) {
 /// Appends the values `node` and everything inside it read from outside it
 /// (constants aside: the graph makes its own), each once, in reading order.
 static void collectInputs(Node *node, Node *kept,
+                          const KeptConstantFn &constantOf,
                           std::vector<tj::Value *> &inputs,
                           std::set<tj::Value *> &seen) {
   auto add = [&](tj::Value *value) {
     if (value->node()->kind() == c10::prim::Constant ||
-        isInside(value->node(), kept) || !seen.insert(value).second)
+        isInside(value->node(), kept) || !seen.insert(value).second ||
+        (constantOf && constantOf(value)))
       return;
     inputs.push_back(value);
   };
@@ -83,7 +82,7 @@ static void collectInputs(Node *node, Node *kept,
     add(input);
   for (Block *block : node->blocks()) {
     for (Node *inner : block->nodes())
-      collectInputs(inner, kept, inputs, seen);
+      collectInputs(inner, kept, constantOf, inputs, seen);
     for (tj::Value *output : block->outputs())
       add(output);
   }
@@ -175,11 +174,12 @@ static bool mayAliasInput(const tj::Value *value) {
          });
 }
 
-KeptControlFlow mlir::memopt::detail::describeKeptControlFlow(Node *node) {
+KeptControlFlow mlir::memopt::detail::describeKeptControlFlow(
+    Node *node, const KeptConstantFn &constantOf) {
   checkKeepable(node);
   KeptControlFlow kept;
   std::set<tj::Value *> seen;
-  collectInputs(node, node, kept.inputs, seen);
+  collectInputs(node, node, constantOf, kept.inputs, seen);
 
   auto graph = std::make_shared<torch::jit::Graph>();
   std::unordered_map<tj::Value *, tj::Value *> mapping;
@@ -188,7 +188,10 @@ KeptControlFlow mlir::memopt::detail::describeKeptControlFlow(Node *node) {
   auto lookup = [&](tj::Value *value) -> tj::Value * {
     if (auto it = mapping.find(value); it != mapping.end())
       return it->second;
-    // A constant from outside: the graph makes its own.
+    // A constant from outside (or a value the caller folds): the graph
+    // makes its own.
+    if (value->node()->kind() != c10::prim::Constant)
+      return mapping[value] = graph->insertConstant(*constantOf(value));
     Node *constant = graph->createClone(value->node(), nullptr);
     graph->insertNode(constant);
     return mapping[value] = constant->output();
@@ -259,22 +262,10 @@ std::vector<c10::IValue>
 mlir::memopt::detail::runKeptControlFlow(const KeptControlFlow &kept,
                                          torch::jit::Stack inputs,
                                          std::optional<bool> branch) {
-  auto graph = std::make_shared<torch::jit::Graph>();
-  torch::jit::parseIR(kept.script, graph.get());
+  std::shared_ptr<torch::jit::Graph> graph =
+      ::memopt::kept::parseBoundedScript(kept.script);
   if (branch)
     inputs.at(0) = c10::IValue(*branch);
-  // A `while` that the import's data never ends (no convergence on it)
-  // must not hang the compile: its run stops after kMaxImportIterations,
-  // enough to see whether the shapes it carries change.
-  for (Node *node : graph->nodes()) {
-    if (node->kind() != c10::prim::Loop)
-      continue;
-    auto trips = torch::jit::constant_as<int64_t>(node->input(0));
-    if (trips && *trips > kMaxImportIterations) {
-      torch::jit::WithInsertPoint insertPoint(node);
-      node->replaceInput(0, graph->insertConstant(kMaxImportIterations));
-    }
-  }
   at::NoGradGuard noGrad;
   torch::jit::Code code(graph, "memopt_kept");
   torch::jit::InterpreterState(code).run(inputs);
