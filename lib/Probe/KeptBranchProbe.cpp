@@ -86,10 +86,13 @@ measureBranch(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
       leaf.requires_grad_(true);
     at::Tensor tensor = grad ? leaf * 1 : leaf;
     tensors.push_back(tensor);
-    owners.emplace_back(tensor.use_count(), tensor.storage().use_count());
     inputStorages.insert(tensor.storage().data());
     stack.push_back(tensor);
   }
+  // Counted once the operands' other handles are gone: the stack's, which
+  // the run consumes, is not an owner afterwards.
+  for (const at::Tensor &tensor : tensors)
+    owners.emplace_back(tensor.use_count() - 1, tensor.storage().use_count());
   c10::AutoGradMode gradMode(true);
   int64_t before = getLiveBytes();
   BranchSaves saves;
