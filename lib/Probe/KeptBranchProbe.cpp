@@ -18,6 +18,7 @@
 #include "ProbeSupport.h"
 
 #include "memopt/Conversion/KeptScript.h"
+#include "memopt/Conversion/ScalarTypes.h"
 #include "memopt/Dialect/MemoptAttrs.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -44,24 +45,6 @@ struct BranchSaves {
 };
 } // namespace
 
-static std::optional<at::ScalarType> getTensorDtype(Type element) {
-  if (element.isF32())
-    return at::kFloat;
-  if (element.isF64())
-    return at::kDouble;
-  if (element.isF16())
-    return at::kHalf;
-  if (element.isBF16())
-    return at::kBFloat16;
-  if (element.isInteger(64))
-    return at::kLong;
-  if (element.isInteger(32))
-    return at::kInt;
-  if (element.isInteger(1))
-    return at::kBool;
-  return std::nullopt;
-}
-
 /// Runs the branch `taken` of the script on fresh tensors of the operands'
 /// shapes; std::nullopt when it raises there (a branch that only raises).
 static std::optional<BranchSaves>
@@ -76,7 +59,7 @@ measureBranch(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
   std::set<const void *> inputStorages;
   for (Value operand : op->getOperands().drop_front()) {
     auto type = cast<RankedTensorType>(operand.getType());
-    at::ScalarType dtype = *getTensorDtype(type.getElementType());
+    at::ScalarType dtype = *scalarTypeOf(type.getElementType());
     // Small values keep activations away from saturation; a tensor that
     // requires grad is a non-leaf, as a layer's output is in training.
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
@@ -170,8 +153,7 @@ bool mlir::memopt::probeKeptBranches(TorchOp op, const DenseSet<Value> &grads,
     return false;
   for (Value operand : op->getOperands().drop_front()) {
     auto type = dyn_cast<RankedTensorType>(operand.getType());
-    if (!type || !type.hasStaticShape() ||
-        !getTensorDtype(type.getElementType()))
+    if (!type || !type.hasStaticShape() || !scalarTypeOf(type.getElementType()))
       return false;
   }
   if (llvm::none_of(op->getOperands(),

@@ -136,6 +136,16 @@ class ShapeChanging(nn.Module):
         return x * 2
 
 
+def assert_trains_bitwise(model, compiled, shape, scale, seed):
+    """Two SGD steps of `compiled` on seeded normal inputs of `shape` times
+    `scale` (which picks the branch) equal eager's bit for bit."""
+    torch.manual_seed(seed)
+    x = torch.randn(*shape) * scale
+    result = measure.compare_with_eager(model, compiled, [x], steps=2)
+    assert result["bitwise"], (shape, scale, result)
+    assert not result["problems"], result["problems"]
+
+
 def kept_and_measured(mlir_path, name):
     """True when the IR has a kept `name` op the kernel probe measured."""
     return any(f'memopt.op "{name}"' in line and "measured_saves" in line
@@ -186,11 +196,7 @@ def test_several_signatures_and_the_generic_fallback(tmp_path, runtime):
         ["--spec", "x:64x32", "--spec", "x:32x32", "--prefer", "memory"])
     for batch in (64, 32, 16):
         for scale in (0.01, 100.0):
-            torch.manual_seed(8)
-            x = torch.randn(batch, 32) * scale
-            result = measure.compare_with_eager(model, compiled, [x],
-                                                steps=2)
-            assert result["bitwise"], (batch, scale, result)
+            assert_trains_bitwise(model, compiled, (batch, 32), scale, 8)
 
 
 def test_memopt_wrap_trains_a_model_with_an_if_on_data(tmp_path):
@@ -230,10 +236,7 @@ def test_data_dependent_if_inside_a_checkpoint_region(tmp_path, runtime):
     labels = [r["label"] for r in report["signatures"][0]["regions"]]
     assert any("gate" in label for label in labels), labels
     for scale in (0.01, 100.0):
-        torch.manual_seed(4)
-        x = torch.randn(64, 32) * scale
-        result = measure.compare_with_eager(model, compiled, [x], steps=2)
-        assert result["bitwise"], result
+        assert_trains_bitwise(model, compiled, (64, 32), scale, 4)
 
 
 def test_data_dependent_while_loop_trains_bitwise(tmp_path, runtime):
@@ -243,10 +246,7 @@ def test_data_dependent_while_loop_trains_bitwise(tmp_path, runtime):
     # Kept whole, and measured by the kernel probe (not an unknown op).
     assert kept_and_measured(tmp_path / "m.mlir", "prim::Loop")
     for scale in (0.001, 1.0, 50.0):
-        torch.manual_seed(5)
-        x = torch.randn(16, 16) * scale
-        result = measure.compare_with_eager(model, compiled, [x], steps=2)
-        assert result["bitwise"], result
+        assert_trains_bitwise(model, compiled, (16, 16), scale, 5)
 
 
 def test_loop_breaking_on_data_trains_bitwise(tmp_path, runtime):
@@ -286,11 +286,9 @@ def test_attributes_a_kept_loop_reads_are_assumed_and_checked(tmp_path,
     assert "memopt.assumes = {steps = 6 : i64, tol = 1.000000e-03 : f64}" \
         in text
     assert kept_and_measured(tmp_path / "m.mlir", "prim::Loop")
-    torch.manual_seed(9)
-    x = torch.randn(16, 64)
-    result = measure.compare_with_eager(model, compiled, [x], steps=2)
-    assert result["bitwise"], result
+    assert_trains_bitwise(model, compiled, (16, 64), 1.0, 9)
     compiled.tol = 0.5
+    x = torch.randn(16, 64)
     with pytest.raises(torch.jit.Error) as error:
         compiled(x)
     assert "compiled for tol == 0.001" in str(error.value), str(error.value)

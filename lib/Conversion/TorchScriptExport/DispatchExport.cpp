@@ -126,8 +126,7 @@ static std::string describeTypes(ArrayRef<std::string> names, TypeRange types) {
 static LogicalResult guardTerms(Operation *op, llvm::StringRef name, Type type,
                                 SmallVectorImpl<std::string> &terms) {
   auto tensor = dyn_cast<TensorType>(type);
-  auto dtype =
-      tensor ? exporter::scalarTypeOf(tensor.getElementType()) : std::nullopt;
+  auto dtype = tensor ? scalarTypeOf(tensor.getElementType()) : std::nullopt;
   if (!dtype)
     return op->emitError("cannot export a dispatch guard on type ")
            << type << ": expected a tensor of a TorchScript dtype";

@@ -8,6 +8,7 @@
 #ifndef MEMOPT_LIB_CONVERSION_TORCHSCRIPTEXPORT_EXPORTINTERNAL_H
 #define MEMOPT_LIB_CONVERSION_TORCHSCRIPTEXPORT_EXPORTINTERNAL_H
 
+#include "memopt/Conversion/ScalarTypes.h"
 #include "memopt/Runtime/OpSchemas.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -34,9 +35,6 @@ namespace exporter {
 
 /// The TorchScript type of values of MLIR type `type`, or nullptr.
 c10::TypePtr convertType(Type type);
-
-/// The ATen dtype of a tensor element type, or std::nullopt.
-std::optional<c10::ScalarType> scalarTypeOf(Type element);
 
 /// A tensor constant of the importer's form: the flattened elements (f64,
 /// i64 or bool attributes) of a tensor whose shape and dtype `type` gives.

@@ -161,7 +161,7 @@ static LogicalResult checkTensor(Operation *op, llvm::StringRef what,
     return op->emitError() << what << " '" << path << "' has shape "
                            << shapeString(sizes) << " in " << sourceName
                            << " but the IR says " << irType;
-  auto dtype = exporter::scalarTypeOf(ranked.getElementType());
+  auto dtype = scalarTypeOf(ranked.getElementType());
   if (dtype && *dtype != tensor.scalar_type())
     return op->emitError() << what << " '" << path << "' has dtype "
                            << c10::toString(tensor.scalar_type()) << " in "

@@ -60,30 +60,6 @@ c10::TypePtr exporter::convertType(Type type) {
   return nullptr;
 }
 
-std::optional<c10::ScalarType> exporter::scalarTypeOf(Type element) {
-  if (element.isF32())
-    return c10::kFloat;
-  if (element.isF64())
-    return c10::kDouble;
-  if (element.isF16())
-    return c10::kHalf;
-  if (element.isBF16())
-    return c10::kBFloat16;
-  if (element.isInteger(1))
-    return c10::kBool;
-  if (element.isUnsignedInteger(8))
-    return c10::kByte;
-  if (element.isSignedInteger(8))
-    return c10::kChar;
-  if (element.isSignlessInteger(16))
-    return c10::kShort;
-  if (element.isSignlessInteger(32))
-    return c10::kInt;
-  if (element.isSignlessInteger(64))
-    return c10::kLong;
-  return std::nullopt;
-}
-
 std::optional<at::Tensor> exporter::convertTensorConstant(Attribute elements,
                                                           Type type,
                                                           std::string &error) {
