@@ -174,10 +174,13 @@ importMethods(llvm::function_ref<torch::jit::Module()> load,
   return module;
 }
 
-OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
-    llvm::StringRef bytes, llvm::StringRef sourcePath,
-    const ImportOptions &options, MLIRContext *context,
-    std::shared_ptr<TorchScriptSource> *source) {
+/// importTorchScriptBuffer; with `archive` (the open file `bytes` maps), the
+/// shared source keeps it for the export.
+static OwningOpRef<ModuleOp>
+importArchive(llvm::StringRef bytes, llvm::StringRef sourcePath,
+              const ImportOptions &options, MLIRContext *context,
+              std::shared_ptr<TorchScriptSource> *source,
+              std::shared_ptr<SourceArchive> archive) {
   context->loadDialect<MemoptDialect, func::FuncDialect>();
   Location unknown = UnknownLoc::get(context);
   if (failed(checkOptions(options, context)))
@@ -202,7 +205,7 @@ OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
     std::optional<torch::jit::Module> shared;
     std::vector<std::pair<at::Tensor, int64_t>> parameterVersions;
     if (source)
-      shared = loadSharedSource(bytes, name);
+      shared = loadSharedSource(bytes, name, archive.get());
     if (shared)
       for (const at::Tensor &parameter : shared->parameters())
         parameterVersions.emplace_back(parameter, parameter._version());
@@ -244,7 +247,7 @@ OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
     }
     if (module && shared && parametersUnchanged())
       *source = std::make_shared<TorchScriptSource>(
-          TorchScriptSource{absolutePath(sourcePath), *shared});
+          TorchScriptSource{absolutePath(sourcePath), *shared, archive});
     return module;
   } catch (const ImportError &error) {
     Location loc = unknown;
@@ -264,9 +267,29 @@ OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
   return nullptr;
 }
 
+OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
+    llvm::StringRef bytes, llvm::StringRef sourcePath,
+    const ImportOptions &options, MLIRContext *context,
+    std::shared_ptr<TorchScriptSource> *source) {
+  return importArchive(bytes, sourcePath, options, context, source, nullptr);
+}
+
 OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptFile(
     llvm::StringRef path, const ImportOptions &options, MLIRContext *context,
     std::shared_ptr<TorchScriptSource> *source) {
+  // A shared source stays open for the export (SourceArchive.h).
+  if (source) {
+    llvm::Expected<std::unique_ptr<SourceArchive>> archive =
+        SourceArchive::open(path);
+    if (!archive) {
+      emitError(UnknownLoc::get(context))
+          << "cannot open '" << path
+          << "': " << llvm::toString(archive.takeError());
+      return nullptr;
+    }
+    std::shared_ptr<SourceArchive> open = std::move(*archive);
+    return importArchive(open->bytes(), path, options, context, source, open);
+  }
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
