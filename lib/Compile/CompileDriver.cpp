@@ -30,7 +30,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Support/Signals.h"
 
 #include <algorithm>
 #include <chrono>
@@ -147,65 +146,53 @@ static func::FuncOp findSignatureFunction(ModuleOp module, size_t index,
 
 /// Writes `path` atomically (temp file + rename; "-" is stdout). Returns
 /// false after printing one error line when the file cannot be written;
-/// `produce` returns false when it already reported its own failure. It gets
-/// the open file too, where there is one.
-static bool writeOutputFile(
-    llvm::StringRef path, OneLinePrinter &printer,
-    llvm::function_ref<bool(llvm::raw_ostream &, ExportFile *)> produce) {
-  bool produced = true;
-  std::error_code ec;
-  if (path == "-" || path == "/dev/null") {
-    llvm::Error error = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-      produced = produce(os, nullptr);
-      return produced ? llvm::Error::success()
-                      : llvm::make_error<llvm::StringError>(
-                            "not produced", llvm::inconvertibleErrorCode());
-    });
-    if (!error)
-      return true;
-    std::string message = llvm::toString(std::move(error));
-    if (produced)
-      printer.error("cannot write '" + path.str() + "': " + message);
-    return false;
-  }
-  // The temp file is named here: llvm::sys::fs::TempFile takes every '%'
-  // of its name as a placeholder, and a folder may have one ("budget-40%").
-  std::string temp = (path + ".memopt-" +
-                      llvm::Twine(llvm::sys::Process::getProcessId()) + ".tmp")
-                         .str();
-  int fd = -1;
-  ec =
-      llvm::sys::fs::openFileForWrite(temp, fd, llvm::sys::fs::CD_CreateAlways);
-  if (!ec) {
-    llvm::sys::RemoveFileOnSignal(temp);
-    {
-      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-      ExportFile file{os, fd};
-      produced = produce(os, &file);
-      os.close();
-      if (produced && os.has_error())
-        ec = os.error();
-      os.clear_error();
-    }
-    if (!ec && produced)
-      ec = llvm::sys::fs::rename(temp, path);
-    if (ec || !produced)
-      llvm::sys::fs::remove(temp);
-    llvm::sys::DontRemoveFileOnSignal(temp);
-  }
-  if (!ec && produced)
-    return true;
-  if (produced)
-    printer.error("cannot write '" + path.str() + "': " + ec.message());
-  return false;
-}
-
-/// writeOutputFile for producers that only need the stream.
+/// `produce` returns false when it already reported its own failure.
 static bool writeOutput(llvm::StringRef path, OneLinePrinter &printer,
                         llvm::function_ref<bool(llvm::raw_ostream &)> produce) {
-  return writeOutputFile(
-      path, printer,
-      [&](llvm::raw_ostream &os, ExportFile *) { return produce(os); });
+  bool produced = true;
+  auto write = [&](llvm::raw_ostream &os) -> llvm::Error {
+    produced = produce(os);
+    if (!produced)
+      return llvm::make_error<llvm::StringError>(
+          "not produced", llvm::inconvertibleErrorCode());
+    return llvm::Error::success();
+  };
+  // llvm::writeToOutput names its temp file after `path` with '%' as the
+  // placeholder of its random characters: a '%' in a folder's name (a plan
+  // called "budget-40%") would send it to a folder that does not exist.
+  // Such paths get a temp file named here, renamed the same way.
+  llvm::Error error = llvm::Error::success();
+  if (path != "-" && path.contains('%')) {
+    std::string temp =
+        (path + ".memopt-" + llvm::Twine(llvm::sys::Process::getProcessId()) +
+         ".tmp")
+            .str();
+    std::error_code ec;
+    {
+      llvm::raw_fd_ostream os(temp, ec);
+      if (!ec) {
+        error = write(os);
+        os.close();
+        if (!error && os.has_error())
+          ec = os.error();
+        os.clear_error();
+      }
+    }
+    if (!ec && !error)
+      ec = llvm::sys::fs::rename(temp, path);
+    if (ec || error)
+      llvm::sys::fs::remove(temp);
+    if (ec && !error)
+      error = llvm::errorCodeToError(ec);
+  } else {
+    error = llvm::writeToOutput(path, write);
+  }
+  if (!error)
+    return true;
+  std::string message = llvm::toString(std::move(error));
+  if (produced)
+    printer.error("cannot write '" + path + "': " + message);
+  return false;
 }
 
 /// Writes `<dir>/<model>.stubs.cpp` (making `dir`) from the planned module.
@@ -498,16 +485,9 @@ int mlir::memopt::runCompile(const CompileOptions &options,
 
   // Export.
   if (!options.outputPath.empty() &&
-      !writeOutputFile(options.outputPath, printer,
-                       [&](llvm::raw_ostream &os, ExportFile *file) {
-                         if (!file)
-                           return succeeded(
-                               exportTorchScript(*module, source.get(), os));
-                         LogicalResult written =
-                             exportTorchScript(*module, source.get(), *file);
-                         report.copiedWeightBytes = file->copiedBytes;
-                         return succeeded(written);
-                       })) {
+      !writeOutput(options.outputPath, printer, [&](llvm::raw_ostream &os) {
+        return succeeded(exportTorchScript(*module, source.get(), os));
+      })) {
     if (!printer.errorPrinted())
       printer.error("cannot export the compiled model");
     return 1;

@@ -472,7 +472,6 @@ public:
         real("export_s", report.timings.exportSeconds, "%.4f");
         real("total_s", report.timings.totalSeconds, "%.4f");
       });
-      json.attribute("copied_weight_bytes", int64_t(report.copiedWeightBytes));
     });
   }
 

@@ -148,7 +148,7 @@ SIGNATURE_KEYS = {
     "recommendation"}
 TOP_KEYS = {"version", "pytorch_version", "kernel_probe", "model", "output",
             "command", "mode", "options", "fallback", "signatures",
-            "timings", "copied_weight_bytes"} | SIGNATURE_KEYS
+            "timings"} | SIGNATURE_KEYS
 
 
 def test_analyze_only_report(tmp_path):

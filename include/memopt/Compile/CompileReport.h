@@ -172,8 +172,6 @@ struct CompileReport {
   /// Signatures in compile order; more than one for multi-signature compiles.
   std::vector<SignatureReport> signatures;
   CompileTimings timings;
-  /// Weight bytes the export copied from the source file (SourceArchive.h).
-  uint64_t copiedWeightBytes = 0;
 
   /// The most frequent signature (the first among equals): its blocks are
   /// the report's top-level ones.

@@ -38,21 +38,6 @@ LogicalResult exportTorchScript(ModuleOp module,
                                 const TorchScriptSource *source,
                                 llvm::raw_ostream &output);
 
-/// An open file to export to: its stream and descriptor.
-struct ExportFile {
-  llvm::raw_fd_ostream &stream;
-  int fd;
-  /// Set by the export: the bytes copied from the source's archive.
-  uint64_t copiedBytes = 0;
-};
-
-/// Same, to a file: weights that the source's archive holds unchanged are
-/// copied from file to file in the kernel instead of written from memory
-/// (SourceArchive.h), which on large models is most of the export's time.
-LogicalResult exportTorchScript(ModuleOp module,
-                                const TorchScriptSource *source,
-                                ExportFile &file);
-
 /// Registers `--export-torchscript` with mlir-translate's registry. The `.pt`
 /// bytes go to the translation's output stream, i.e. the `-o` file.
 void registerTorchScriptExportTranslation();

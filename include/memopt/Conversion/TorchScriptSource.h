@@ -8,11 +8,8 @@
 #ifndef MEMOPT_CONVERSION_TORCHSCRIPTSOURCE_H
 #define MEMOPT_CONVERSION_TORCHSCRIPTSOURCE_H
 
-#include "memopt/Conversion/SourceArchive.h"
-
 #include <torch/csrc/jit/api/module.h>
 
-#include <memory>
 #include <string>
 
 namespace mlir::memopt {
@@ -22,10 +19,6 @@ struct TorchScriptSource {
   std::string path;
   /// The model as torch.jit.load returns it; nothing has run on its state.
   torch::jit::Module module;
-  /// The file, open and mapped, with where its large tensors were read
-  /// from: the export copies those bytes instead of writing them (null when
-  /// the model came from memory).
-  std::shared_ptr<SourceArchive> archive;
 };
 
 } // namespace mlir::memopt

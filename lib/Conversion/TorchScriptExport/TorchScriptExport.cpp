@@ -171,16 +171,10 @@ static std::string saveSkeleton(const torch::jit::Module &module) {
 
 namespace {
 /// A std::ostream's buffer that writes to an llvm::raw_ostream, so that the
-/// archive goes straight to the output. LibTorch writes a stored record's
-/// bytes from the tensor's own memory in one call: where those are bytes
-/// the source archive still holds at some offset, and the output is a file,
-/// the kernel copies them from file to file instead.
+/// archive goes straight to the output.
 class RawOstreamBuffer final : public std::streambuf {
 public:
-  RawOstreamBuffer(llvm::raw_ostream &os, ExportFile *file,
-                   const SourceArchive *archive)
-      : os(os), file(file && file->stream.supportsSeeking() ? file : nullptr),
-        archive(archive) {}
+  explicit RawOstreamBuffer(llvm::raw_ostream &os) : os(os) {}
 
 protected:
   int_type overflow(int_type c) override {
@@ -191,40 +185,18 @@ protected:
     return traits_type::not_eof(c);
   }
   std::streamsize xsputn(const char *data, std::streamsize size) override {
-    size_t done = copyFromSource(data, static_cast<size_t>(size));
-    os.write(data + done, size - done);
+    os.write(data, size);
     return size;
   }
 
 private:
-  size_t copyFromSource(const char *data, size_t size) {
-    if (!archive || !file)
-      return 0;
-    std::optional<uint64_t> offset = archive->unchangedOffset(data, size);
-    if (!offset)
-      return 0;
-    file->stream.flush();
-    uint64_t position = file->stream.tell();
-    size_t done = archive->copyTo(file->fd, *offset, size);
-    // The stream's own position follows the file's (which the copy moved).
-    if (done)
-      file->stream.seek(position + done);
-    file->copiedBytes += done;
-    return done;
-  }
-
   llvm::raw_ostream &os;
-  ExportFile *file;
-  const SourceArchive *archive;
 };
 } // namespace
 
-/// exportTorchScript; to `file` (the same stream as `output`) if given,
-/// copying the weights `archive` holds unchanged.
-static LogicalResult writeExport(ModuleOp module,
-                                 const torch::jit::Module &source,
-                                 llvm::raw_ostream &output, ExportFile *file,
-                                 const SourceArchive *archive) {
+LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
+                                              const torch::jit::Module &source,
+                                              llvm::raw_ostream &output) {
   std::vector<c10::RegistrationHandleRAII> runtimeOps;
   try {
     runtimeOps = exporter::declareRuntimeOps();
@@ -260,7 +232,7 @@ static LogicalResult writeExport(ModuleOp module,
         }
       });
   try {
-    RawOstreamBuffer buffer(output, file, archive);
+    RawOstreamBuffer buffer(output);
     std::ostream stream(&buffer);
     exported->save(stream);
   } catch (const std::exception &error) {
@@ -278,13 +250,6 @@ static LogicalResult writeExport(ModuleOp module,
 }
 
 LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
-                                              const torch::jit::Module &source,
-                                              llvm::raw_ostream &output) {
-  return writeExport(module, source, output, /*file=*/nullptr,
-                     /*archive=*/nullptr);
-}
-
-LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
                                               llvm::raw_ostream &output) {
   return exportTorchScript(module, /*source=*/nullptr, output);
 }
@@ -295,23 +260,7 @@ LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
   std::optional<torch::jit::Module> loaded = loadSource(module, source);
   if (!loaded)
     return failure();
-  return writeExport(module, *loaded, output, /*file=*/nullptr,
-                     /*archive=*/nullptr);
-}
-
-LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
-                                              const TorchScriptSource *source,
-                                              ExportFile &file) {
-  std::optional<torch::jit::Module> loaded = loadSource(module, source);
-  if (!loaded)
-    return failure();
-  // The archive's bytes are those of the loaded tensors only if the module
-  // is the one loaded from it.
-  const SourceArchive *archive =
-      source && source->module._ivalue() == loaded->_ivalue()
-          ? source->archive.get()
-          : nullptr;
-  return writeExport(module, *loaded, file.stream, &file, archive);
+  return exportTorchScript(module, *loaded, output);
 }
 
 LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,

@@ -16,7 +16,6 @@
 #ifndef MEMOPT_LIB_CONVERSION_TORCHSCRIPTIMPORT_IMPORTINTERNAL_H
 #define MEMOPT_LIB_CONVERSION_TORCHSCRIPTIMPORT_IMPORTINTERNAL_H
 
-#include "memopt/Conversion/SourceArchive.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -91,11 +90,9 @@ torch::jit::Module loadTorchScriptArchive(llvm::StringRef bytes,
 
 /// The archive loaded as torch.jit.load loads it (tensors on the device they
 /// were saved from), or std::nullopt when that fails; throws ImportError for
-/// what loadTorchScriptArchive rejects before loading. With `archive` (the
-/// file `bytes` maps), notes there where each large record was read to.
-std::optional<torch::jit::Module>
-loadSharedSource(llvm::StringRef bytes, llvm::StringRef name,
-                 SourceArchive *archive = nullptr);
+/// what loadTorchScriptArchive rejects before loading.
+std::optional<torch::jit::Module> loadSharedSource(llvm::StringRef bytes,
+                                                   llvm::StringRef name);
 
 /// A copy of `module` for the import to run, so that the original stays as
 /// loaded: fresh objects of the same classes; fresh tensors with the same

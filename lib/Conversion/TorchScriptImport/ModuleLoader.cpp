@@ -46,13 +46,10 @@ mlir::memopt::detail::describeTorchException(const std::exception &error) {
 
 namespace {
 /// The archive's bytes as LibTorch reads them, without copying them into a
-/// stream first (weights are most of them). With an archive, notes where
-/// each read went (a stored record is read straight into its tensor).
+/// stream first (weights are most of them).
 class BufferReader final : public caffe2::serialize::ReadAdapterInterface {
 public:
-  explicit BufferReader(llvm::StringRef bytes,
-                        mlir::memopt::SourceArchive *archive = nullptr)
-      : bytes(bytes), archive(archive) {}
+  explicit BufferReader(llvm::StringRef bytes) : bytes(bytes) {}
   size_t size() const override { return bytes.size(); }
   size_t read(uint64_t pos, void *buf, size_t n,
               const char * /*what*/ = "") const override {
@@ -60,14 +57,11 @@ public:
       return 0;
     n = std::min<size_t>(n, bytes.size() - pos);
     std::memcpy(buf, bytes.data() + pos, n);
-    if (archive)
-      archive->noteRead(buf, pos, n);
     return n;
   }
 
 private:
   llvm::StringRef bytes;
-  mlir::memopt::SourceArchive *archive;
 };
 } // namespace
 
@@ -134,12 +128,13 @@ static void checkArchive(llvm::StringRef bytes, llvm::StringRef name) {
   checkTorchScriptRecords(bytes, name);
 }
 
-std::optional<torch::jit::Module> mlir::memopt::detail::loadSharedSource(
-    llvm::StringRef bytes, llvm::StringRef name, SourceArchive *archive) {
+std::optional<torch::jit::Module>
+mlir::memopt::detail::loadSharedSource(llvm::StringRef bytes,
+                                       llvm::StringRef name) {
   checkArchive(bytes, name);
   try {
     LoaderCrashGuard guard(name);
-    return torch::jit::load(std::make_shared<BufferReader>(bytes, archive));
+    return torch::jit::load(std::make_shared<BufferReader>(bytes));
   } catch (const std::exception &) {
     return std::nullopt; // loadTorchScriptArchive says why, or maps to CPU
   }

@@ -174,13 +174,10 @@ importMethods(llvm::function_ref<torch::jit::Module()> load,
   return module;
 }
 
-/// importTorchScriptBuffer; with `archive` (the open file `bytes` maps), the
-/// shared source keeps it for the export.
-static OwningOpRef<ModuleOp>
-importArchive(llvm::StringRef bytes, llvm::StringRef sourcePath,
-              const ImportOptions &options, MLIRContext *context,
-              std::shared_ptr<TorchScriptSource> *source,
-              std::shared_ptr<SourceArchive> archive) {
+OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
+    llvm::StringRef bytes, llvm::StringRef sourcePath,
+    const ImportOptions &options, MLIRContext *context,
+    std::shared_ptr<TorchScriptSource> *source) {
   context->loadDialect<MemoptDialect, func::FuncDialect>();
   Location unknown = UnknownLoc::get(context);
   if (failed(checkOptions(options, context)))
@@ -205,7 +202,7 @@ importArchive(llvm::StringRef bytes, llvm::StringRef sourcePath,
     std::optional<torch::jit::Module> shared;
     std::vector<std::pair<at::Tensor, int64_t>> parameterVersions;
     if (source)
-      shared = loadSharedSource(bytes, name, archive.get());
+      shared = loadSharedSource(bytes, name);
     if (shared)
       for (const at::Tensor &parameter : shared->parameters())
         parameterVersions.emplace_back(parameter, parameter._version());
@@ -247,7 +244,7 @@ importArchive(llvm::StringRef bytes, llvm::StringRef sourcePath,
     }
     if (module && shared && parametersUnchanged())
       *source = std::make_shared<TorchScriptSource>(
-          TorchScriptSource{absolutePath(sourcePath), *shared, archive});
+          TorchScriptSource{absolutePath(sourcePath), *shared});
     return module;
   } catch (const ImportError &error) {
     Location loc = unknown;
@@ -267,29 +264,9 @@ importArchive(llvm::StringRef bytes, llvm::StringRef sourcePath,
   return nullptr;
 }
 
-OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
-    llvm::StringRef bytes, llvm::StringRef sourcePath,
-    const ImportOptions &options, MLIRContext *context,
-    std::shared_ptr<TorchScriptSource> *source) {
-  return importArchive(bytes, sourcePath, options, context, source, nullptr);
-}
-
 OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptFile(
     llvm::StringRef path, const ImportOptions &options, MLIRContext *context,
     std::shared_ptr<TorchScriptSource> *source) {
-  // A shared source stays open for the export (SourceArchive.h).
-  if (source) {
-    llvm::Expected<std::unique_ptr<SourceArchive>> archive =
-        SourceArchive::open(path);
-    if (!archive) {
-      emitError(UnknownLoc::get(context))
-          << "cannot open '" << path
-          << "': " << llvm::toString(archive.takeError());
-      return nullptr;
-    }
-    std::shared_ptr<SourceArchive> open = std::move(*archive);
-    return importArchive(open->bytes(), path, options, context, source, open);
-  }
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
