@@ -144,7 +144,8 @@ def family_variants():
     return variants
 
 
-def run_model(name: str, entry: str, kwargs: dict, workdir: pathlib.Path):
+def run_model(name: str, entry: str, kwargs: dict, workdir: pathlib.Path,
+              worker_timeout: float = 1800):
     row = {"model": name}
     pt = workdir / (
         "".join(c if c.isalnum() else "_" for c in name) + ".pt")
@@ -185,7 +186,7 @@ def run_model(name: str, entry: str, kwargs: dict, workdir: pathlib.Path):
             "compiled": compiled, "compare": True, "compare_steps": 2,
             "interleave": interleave}
     try:
-        result = measure.run_worker(spec, timeout=1800)
+        result = measure.run_worker(spec, timeout=worker_timeout)
     except Exception as e:
         row["run_error"] = first_line(str(e))
         return row
@@ -310,6 +311,10 @@ def main() -> int:
                         "each model, so an interrupted run keeps them)")
     parser.add_argument("--from-json", help="only print the table and "
                         "summary of rows an earlier run wrote")
+    parser.add_argument("--worker-timeout", type=float, default=1800,
+                        help="seconds one model's training measurement may "
+                        "take (regnet_y_128gf needs more than the default "
+                        "on a 2-core machine)")
     args = parser.parse_args()
     if args.from_json:
         rows = json.loads(pathlib.Path(args.from_json).read_text())
@@ -342,7 +347,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for name, entry, kwargs in runs:
             t0 = time.perf_counter()
-            rows.append(run_model(name, entry, kwargs, pathlib.Path(tmp)))
+            rows.append(run_model(name, entry, kwargs, pathlib.Path(tmp),
+                                  args.worker_timeout))
             print(f"{name}: {time.perf_counter() - t0:.0f} s",
                   file=sys.stderr, flush=True)
             if args.json:

@@ -654,6 +654,9 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
       storage.retain(temps.back());
     }
     int64_t before = storage.getLiveBytes();
+    // Whether something besides this node holds its incoming gradient (a
+    // region, for its output's): it then stays live through the backward.
+    bool incomingHeld = incoming && storage.getRefs(*incoming) > 1;
     if (incoming)
       for (auto [value, fresh] : node.grads) {
         int64_t blocked = -1;
@@ -690,8 +693,12 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
       if ((lookupOperator(torchOp.getName()).workspace ==
                WorkspaceRule::Recurrent ||
            torchOp.getScript()) &&
-          torchOp.getMeasuredSavesAttr())
+          torchOp.getMeasuredSavesAttr()) {
         measuredWhole = high;
+        KernelHighWaterAttr marks = torchOp.getHighWaterAttr();
+        if (incomingHeld && marks && marks.getBackwardHeld() >= 0)
+          measuredWhole = marks.getBackwardHeld();
+      }
       high = std::max(high < 0 ? 0 : before + high - storage.getLiveBytes(),
                       getContiguousCopyBytes(
                           torchOp,

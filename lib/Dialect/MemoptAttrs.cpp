@@ -17,7 +17,8 @@ using namespace mlir::memopt;
 
 LogicalResult
 KernelHighWaterAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                            int64_t forward, ArrayRef<int64_t> backward) {
+                            int64_t forward, ArrayRef<int64_t> backward,
+                            int64_t backwardHeld) {
   if (forward < -1)
     return emitError() << "forward high-water mark " << forward
                        << " is below -1 (not measured)";
@@ -30,6 +31,9 @@ KernelHighWaterAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (bytes < -1)
       return emitError() << "backward high-water mark " << bytes
                          << " is below -1 (not measured)";
+  if (backwardHeld < -1)
+    return emitError() << "backward_held high-water mark " << backwardHeld
+                       << " is below -1 (not measured)";
   return success();
 }
 

@@ -36,20 +36,24 @@ using namespace mlir::memopt;
 namespace {
 /// What one branch kept: new bytes, and which operands (by index); and the
 /// peaks of its forward and of its backward above what was live before
-/// each (the backward's counting the gradients it makes).
+/// each (the backward's counting the gradients it makes), with the
+/// incoming gradient freed by the first backward node or held throughout.
 struct BranchSaves {
   int64_t bytes = 0;
   std::set<unsigned> operands;
   int64_t forward = 0;
   int64_t backward = 0;
+  int64_t backwardHeld = 0;
 };
 } // namespace
 
 /// Runs the branch `taken` of the script on fresh tensors of the operands'
 /// shapes; std::nullopt when it raises there (a branch that only raises).
+/// Its backward's mark goes to `saves.backwardHeld` with `incomingHeld`,
+/// else to `saves.backward`.
 static std::optional<BranchSaves>
 measureBranch(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
-              const DenseSet<Value> &grads, bool taken) {
+              const DenseSet<Value> &grads, bool taken, bool incomingHeld) {
   using namespace ::memopt::probe;
   torch::jit::Stack stack{c10::IValue(taken)};
   std::vector<at::Tensor> tensors;
@@ -113,33 +117,41 @@ measureBranch(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
       saves.operands.insert(static_cast<unsigned>(i + 1));
   }
 
-  // Backward from every result that requires grad, each reaching the
-  // branch through a `* 1` whose gradient the engine owns (in the model
-  // that buffer is the incoming gradient, live before: not counted).
-  std::vector<at::Tensor> scaled, incoming, wrt;
+  // Backward from every result that requires grad; the incoming gradients
+  // are made before (the model counts them live before the op's backward).
+  // Held: they reach the results directly and stay referenced here. Else
+  // each reaches its result through a `* 1`, whose gradient, a new buffer
+  // the engine frees once the branch's first node has consumed it, stands
+  // for the incoming one: its bytes come off the mark. The results stay
+  // referenced, as bytes of `before`: what the backward adds on top is the
+  // same whether or not they are freed first.
+  std::vector<at::Tensor> returned, roots, incoming, wrt;
   int64_t incomingBytes = 0;
   for (const c10::IValue &value : stack)
     if (value.isTensor() && value.toTensor().defined() &&
         value.toTensor().requires_grad()) {
-      scaled.push_back(value.toTensor() * 1);
-      incoming.push_back(at::ones_like(scaled.back()));
-      incomingBytes += scaled.back().storage().nbytes();
+      returned.push_back(value.toTensor());
+      roots.push_back(incomingHeld ? returned.back() : returned.back() * 1);
+      incoming.push_back(at::ones_like(roots.back()));
+      if (!incomingHeld)
+        incomingBytes += roots.back().storage().nbytes();
     }
   for (const at::Tensor &tensor : tensors)
     if (tensor.requires_grad())
       wrt.push_back(tensor);
   stack.clear();
-  if (scaled.empty() || wrt.empty())
+  if (roots.empty() || wrt.empty())
     return saves;
   std::vector<at::Tensor> gradients;
-  saves.backward = std::max<int64_t>(measurePeak([&] {
-                                       gradients = torch::autograd::grad(
-                                           scaled, wrt, incoming,
-                                           /*retain_graph=*/false,
-                                           /*create_graph=*/false,
-                                           /*allow_unused=*/true);
-                                     }) - incomingBytes,
-                                     0);
+  int64_t mark = std::max<int64_t>(measurePeak([&] {
+                                     gradients = torch::autograd::grad(
+                                         roots, wrt, incoming,
+                                         /*retain_graph=*/false,
+                                         /*create_graph=*/false,
+                                         /*allow_unused=*/true);
+                                   }) - incomingBytes,
+                                   0);
+  (incomingHeld ? saves.backwardHeld : saves.backward) = mark;
   return saves;
 }
 
@@ -173,9 +185,16 @@ bool mlir::memopt::probeKeptBranches(TorchOp op, const DenseSet<Value> &grads,
   for (bool taken : {true, false}) {
     if (isLoop && !taken)
       break;
-    std::optional<BranchSaves> saves = measureBranch(graph, op, grads, taken);
+    std::optional<BranchSaves> saves =
+        measureBranch(graph, op, grads, taken, /*incomingHeld=*/false);
     if (!saves)
       continue;
+    // The same run again for the backward with the incoming gradient held.
+    if (std::optional<BranchSaves> held =
+            measureBranch(graph, op, grads, taken, /*incomingHeld=*/true))
+      saves->backwardHeld = held->backwardHeld;
+    else
+      saves->backwardHeld = saves->backward;
     if (!most) {
       most = saves;
       continue;
@@ -184,6 +203,7 @@ bool mlir::memopt::probeKeptBranches(TorchOp op, const DenseSet<Value> &grads,
     most->operands.insert(saves->operands.begin(), saves->operands.end());
     most->forward = std::max(most->forward, saves->forward);
     most->backward = std::max(most->backward, saves->backward);
+    most->backwardHeld = std::max(most->backwardHeld, saves->backwardHeld);
   }
   if (!most)
     return false;
@@ -194,6 +214,7 @@ bool mlir::memopt::probeKeptBranches(TorchOp op, const DenseSet<Value> &grads,
   // backward makes them all at once).
   op.setHighWaterAttr(KernelHighWaterAttr::get(
       op.getContext(), most->forward,
-      {-1, most->backward, most->backward, most->backward}));
+      {-1, most->backward, most->backward, most->backward},
+      std::max(most->backwardHeld, most->backward)));
   return true;
 }

@@ -345,3 +345,11 @@ func.func @control_flow_without_script(%c: i1, %x: tensor<2x3xf32>) -> tensor<2x
   %0 = memopt.op "prim::If"(%c, %x) [#memopt.arg<0>, #memopt.arg<1>] : (i1, tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @high_water_held_negative(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{backward_held high-water mark -2 is below -1 (not measured)}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {high_water = #memopt.high_water<forward = 24, backward = [-1, 48, 48, 48], backward_held = -2>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -23,6 +23,10 @@ func.func @graph(%x: tensor<8x3x32x32xf32>) -> tensor<8x16x32x32xf32> {
   %yh = memopt.op "aten::conv2d"(%x, %w, %b)
       [#memopt.arg<0>, #memopt.arg<1>, #memopt.arg<2>, [1, 1], [1, 1], [1, 1], 1] {high_water = #memopt.high_water<forward = 1024, backward = [-1, 2048, 512, 2560]>}
       : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
+  // Kept control flow's second backward mark: the incoming gradient held.
+  // CHECK: memopt.op "aten::relu"(%{{.*}}) [{{.*}}] {high_water = #memopt.high_water<forward = 1024, backward = [-1, 2048, 2048, 2048], backward_held = 3072>}
+  %yk = memopt.op "aten::relu"(%y) [#memopt.arg<0>] {high_water = #memopt.high_water<forward = 1024, backward = [-1, 2048, 2048, 2048], backward_held = 3072>}
+      : (tensor<8x16x32x32xf32>) -> tensor<8x16x32x32xf32>
   // A convolution whose binary input autograd keeps packed.
   // CHECK: memopt.op "aten::conv2d"(%{{.*}}) [{{.*}}] {saved_input = #memopt.compress<bit>}
   %yp = memopt.op "aten::conv2d"(%x, %w, %b)

@@ -340,9 +340,12 @@ def test_kept_branches_are_measured_and_predicted(tmp_path):
     print(f"gated_mlp: eager {result['eager']} B (predicted {baseline}), "
           f"compiled {result['compiled']} B (predicted {planned})")
     # PyTorch 1.13: 1,453,060 B predicted to the byte; the plan, whose peak
-    # is the kept op's backward recomputed in a region, 10.9 % under.
+    # is the kept op's backward recomputed in a region, +0.1 % (1,190,917
+    # for 1,189,893 B). It was 10.9 % under while the probe fed each
+    # result's gradient through a `* 1` and subtracted that node's gradient
+    # from the branch's peak, which falls after the node has freed it.
     assert abs(baseline - result["eager"]) <= 0.02 * result["eager"]
-    assert abs(planned - result["compiled"]) <= 0.15 * result["compiled"]
+    assert abs(planned - result["compiled"]) <= 0.02 * result["compiled"]
     assert result["compiled"] < 0.9 * result["eager"]
     # Without the probe the op is an unknown one.
     _, unprobed = compile_case("gated_mlp", tmp_path, "--prefer", "memory",

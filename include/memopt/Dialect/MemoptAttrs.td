@@ -129,12 +129,24 @@ def Memopt_KernelHighWaterAttr : Memopt_Attr<"KernelHighWater", "high_water"> {
     it, counting its result; `backward[m]` the backward's, counting the
     gradients it returns, where bit 0 of `m` says the input gets a gradient
     and bit 1 that the weight (and the bias, when there is one) does. -1: not
-    measured (the model's formula applies).
+    measured (the model's formula applies). `backward` counts the incoming
+    gradient as the engine frees it, once the op's first backward node has
+    consumed it. Kept control flow (whose backward is many nodes) also has
+    `backward_held`: the mark when the incoming gradient stays live
+    throughout (the gradient of a checkpoint region's output, which the
+    region holds until its backward returns).
   }];
   let parameters = (ins "int64_t":$forward,
-                        ArrayRefParameter<"int64_t">:$backward);
+                        ArrayRefParameter<"int64_t">:$backward,
+                        DefaultValuedParameter<"int64_t", "-1">:$backwardHeld);
+  let builders = [
+    AttrBuilder<(ins "int64_t":$forward, "ArrayRef<int64_t>":$backward), [{
+      return $_get($_ctxt, forward, backward, /*backwardHeld=*/-1);
+    }]>
+  ];
   let assemblyFormat = [{
-    `<` `forward` `=` $forward `,` `backward` `=` `[` $backward `]` `>`
+    `<` `forward` `=` $forward `,` `backward` `=` `[` $backward `]`
+    (`,` `backward_held` `=` $backwardHeld^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
