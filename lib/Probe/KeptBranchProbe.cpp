@@ -11,7 +11,8 @@
 // to), and as its `high_water` the highest peak of any branch's forward
 // and backward.
 // Skipped (the op stays unknown) when an operand other than the condition
-// is not a statically shaped tensor, since its value is not in the IR.
+// is neither a statically shaped tensor nor an integer computed from static
+// shapes, since its value is not in the IR.
 //
 //===----------------------------------------------------------------------===//
 #include "KeptBranchProbe.h"
@@ -47,21 +48,86 @@ struct BranchSaves {
 };
 } // namespace
 
+/// The value of an integer the IR computes from static shapes: a size, a
+/// rank or an element count of a statically shaped tensor, or integer
+/// arithmetic on such values and constants (`h.size(1) // 2`). The
+/// importer leaves these as ops so that the exported code stays general.
+static std::optional<int64_t> staticIntOf(Value value, unsigned depth = 0) {
+  auto op = value.getDefiningOp<TorchOp>();
+  if (!op || depth > 16 || !value.getType().isInteger(64))
+    return std::nullopt;
+  ArrayRef<Attribute> args = op.getArgs().getValue();
+  auto argInt = [&](unsigned i) -> std::optional<int64_t> {
+    if (i >= args.size())
+      return std::nullopt;
+    if (auto constant = dyn_cast<IntegerAttr>(args[i]))
+      return constant.getInt();
+    if (Value operand = op.getOperandArg(i))
+      return staticIntOf(operand, depth + 1);
+    return std::nullopt;
+  };
+  auto tensorArg = [&]() -> RankedTensorType {
+    Value operand = args.empty() ? Value() : op.getOperandArg(0);
+    auto type = operand ? dyn_cast<RankedTensorType>(operand.getType())
+                        : RankedTensorType();
+    return type && type.hasStaticShape() ? type : RankedTensorType();
+  };
+  StringRef name = op.getName();
+  if (name == "aten::size" && args.size() == 2) {
+    RankedTensorType type = tensorArg();
+    std::optional<int64_t> dim = argInt(1);
+    if (!type || !dim || *dim < -type.getRank() || *dim >= type.getRank())
+      return std::nullopt;
+    return type.getDimSize(*dim < 0 ? *dim + type.getRank() : *dim);
+  }
+  if ((name == "aten::dim" || name == "aten::numel") && args.size() == 1) {
+    RankedTensorType type = tensorArg();
+    if (!type)
+      return std::nullopt;
+    return name == "aten::dim" ? type.getRank() : type.getNumElements();
+  }
+  if (args.size() != 2)
+    return std::nullopt;
+  std::optional<int64_t> a = argInt(0), b = argInt(1);
+  if (!a || !b)
+    return std::nullopt;
+  if (name == "aten::add")
+    return *a + *b;
+  if (name == "aten::sub")
+    return *a - *b;
+  if (name == "aten::mul")
+    return *a * *b;
+  // Python's floor division and modulo (TorchScript's on ints).
+  if ((name == "aten::floordiv" || name == "aten::__floordiv__") && *b != 0)
+    return *a / *b - ((*a % *b != 0) && ((*a < 0) != (*b < 0)));
+  if ((name == "aten::remainder" || name == "aten::__mod__") && *b != 0)
+    return ((*a % *b) + *b) % *b;
+  return std::nullopt;
+}
+
 /// Runs the branch `taken` of the script on fresh tensors of the operands'
-/// shapes; std::nullopt when it raises there (a branch that only raises).
-/// Its backward's mark goes to `saves.backwardHeld` with `incomingHeld`,
-/// else to `saves.backward`.
+/// shapes (and the values of integers computed from static shapes);
+/// std::nullopt when it raises there (a branch that only raises). Its
+/// backward's mark goes to `saves.backwardHeld` with `incomingHeld`, else to
+/// `saves.backward`.
 static std::optional<BranchSaves>
 measureBranch(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
               const DenseSet<Value> &grads, bool taken, bool incomingHeld) {
   using namespace ::memopt::probe;
   torch::jit::Stack stack{c10::IValue(taken)};
   std::vector<at::Tensor> tensors;
+  std::vector<unsigned> tensorOperands; // the op's operand index of each
   // Owners of each operand before the run: of the tensor itself (autograd
   // saves a non-output as is) and of its storage (a saved view or output).
   std::vector<std::pair<int64_t, int64_t>> owners;
   std::set<const void *> inputStorages;
-  for (Value operand : op->getOperands().drop_front()) {
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    if (index == 0)
+      continue; // the condition
+    if (std::optional<int64_t> value = staticIntOf(operand)) {
+      stack.push_back(*value);
+      continue;
+    }
     auto type = cast<RankedTensorType>(operand.getType());
     at::ScalarType dtype = *scalarTypeOf(type.getElementType());
     // Small values keep activations away from saturation; a tensor that
@@ -73,6 +139,7 @@ measureBranch(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
       leaf.requires_grad_(true);
     at::Tensor tensor = grad ? leaf * 1 : leaf;
     tensors.push_back(tensor);
+    tensorOperands.push_back(index);
     inputStorages.insert(tensor.storage().data());
     stack.push_back(tensor);
   }
@@ -114,7 +181,7 @@ measureBranch(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
         --storageOwners;
     }
     if (tensorOwners > owners[i].first || storageOwners > owners[i].second)
-      saves.operands.insert(static_cast<unsigned>(i + 1));
+      saves.operands.insert(tensorOperands[i]);
   }
 
   // Backward from every result that requires grad; the incoming gradients
@@ -165,7 +232,9 @@ bool mlir::memopt::probeKeptBranches(TorchOp op, const DenseSet<Value> &grads,
     return false;
   for (Value operand : op->getOperands().drop_front()) {
     auto type = dyn_cast<RankedTensorType>(operand.getType());
-    if (!type || !type.hasStaticShape() || !scalarTypeOf(type.getElementType()))
+    if ((!type || !type.hasStaticShape() ||
+         !scalarTypeOf(type.getElementType())) &&
+        !staticIntOf(operand))
       return false;
   }
   if (llvm::none_of(op->getOperands(),

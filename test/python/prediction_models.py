@@ -132,8 +132,28 @@ class GatedMLP(nn.Module):
         return self.head(x)
 
 
+class HalvesGate(nn.Module):
+    """A branch on data that splits its input in halves by its width: an
+    int the IR computes from the static shape (`h.size(1) // 2`), which the
+    kept op reads as an operand."""
+
+    def __init__(self, dim: int = 256):
+        super().__init__()
+        self.inner = nn.Linear(dim, dim)
+        self.outer = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.inner(x))
+        n = h.size(1) // 2
+        if h.mean() > 0:
+            y = torch.tanh(h[:, :n]) * h[:, n:]
+            h = torch.cat([y, y * 2.0], 1)
+        return self.outer(h)
+
+
 MODELS = {
     "gated_mlp": (GatedMLP, [("x", (128, 256))]),
+    "halves_gate": (HalvesGate, [("x", (128, 256))]),
     "tied_lm": (TiedLM, [("idx", (2, 64), "tokens:512")]),
     "head_attention": (HeadAttention, [("x", (2, 64, 128))]),
     "dict_segmenter": (DictSegmenter, [("x", (2, 3, 48, 48))]),

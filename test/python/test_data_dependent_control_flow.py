@@ -353,6 +353,24 @@ def test_kept_branches_are_measured_and_predicted(tmp_path):
     assert [u["op"] for u in unprobed["unknown_ops"]] == ["prim::If"]
 
 
+def test_a_kept_if_reading_a_size_is_measured_and_predicted(tmp_path):
+    """The kept op reads `h.size(1) // 2`, which the IR computes from the
+    static shape: the probe runs the branch with that value instead of
+    leaving the op unknown (modelled as saving every tensor)."""
+    out, sig = compile_case("halves_gate", tmp_path, "--prefer", "memory",
+                            "--emit-mlir", tmp_path / "h.mlir")
+    assert kept_and_measured(tmp_path / "h.mlir", "prim::If")
+    assert not sig["unknown_ops"], sig["unknown_ops"]
+    result = run_models_script("halves_gate", out)
+    assert result["bitwise"]
+    baseline = sig["baseline"]["predicted_peak_bytes"]
+    planned = (sig["planned"] or sig["baseline"])["predicted_peak_bytes"]
+    print(f"halves_gate: eager {result['eager']} B (predicted {baseline}), "
+          f"compiled {result['compiled']} B (predicted {planned})")
+    assert abs(baseline - result["eager"]) <= 0.02 * result["eager"]
+    assert abs(planned - result["compiled"]) <= 0.02 * result["compiled"]
+
+
 def test_branches_of_different_shapes_are_refused(tmp_path):
     assert ("prim::If on tensor data returns [4, 2] Float from its 'then' "
             "branch but [4, 8] Float from its 'else' branch"
