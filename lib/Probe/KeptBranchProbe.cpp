@@ -222,6 +222,38 @@ measureBranch(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
   return saves;
 }
 
+/// A bounded loop with a break on data (`for ...: if c: break`, which the
+/// importer keeps as a while loop whose condition is `i < n and not c`)
+/// made to run every iteration its bound allows: whatever the data, it
+/// keeps at most what they keep. Returns whether `graph` had such a loop.
+static bool runBoundedLoopToItsBound(torch::jit::Graph &graph) {
+  for (torch::jit::Node *node : graph.nodes()) {
+    if (node->kind() != c10::prim::Loop)
+      continue;
+    torch::jit::Block *body = node->blocks().at(0);
+    torch::jit::Node *both = body->outputs().at(0)->node();
+    if (both->kind() != c10::aten::__and__ || both->inputs().size() != 2)
+      return false;
+    for (size_t side : {0, 1}) {
+      // `i < n`: n a constant or an input of the op (static: the probe
+      // gives it its value), so the bound is not data.
+      torch::jit::Node *bound = both->input(side)->node();
+      if (bound->kind() != c10::aten::lt ||
+          !bound->input(0)->type()->isSubtypeOf(*c10::IntType::get()) ||
+          !bound->input(1)->type()->isSubtypeOf(*c10::IntType::get()))
+        continue;
+      c10::Symbol limit = bound->input(1)->node()->kind();
+      if (limit != c10::prim::Constant && limit != c10::prim::Param)
+        continue;
+      torch::jit::WithInsertPoint point(both);
+      both->replaceInput(1 - side, graph.insertConstant(true));
+      return true;
+    }
+    return false;
+  }
+  return false;
+}
+
 bool mlir::memopt::probeKeptBranches(TorchOp op, const DenseSet<Value> &grads,
                                      int threads) {
   // An If's first operand is its condition; a loop's, when it is a bool,
@@ -246,11 +278,14 @@ bool mlir::memopt::probeKeptBranches(TorchOp op, const DenseSet<Value> &grads,
   } catch (const std::exception &) {
     return false;
   }
+  if (isLoop)
+    runBoundedLoopToItsBound(*graph);
   ::memopt::runtime::enableMemoryStats();
   ::memopt::probe::ThreadCountScope scope(threads);
   std::optional<BranchSaves> most;
-  // Each branch of an If; a loop entered (how many iterations it runs
-  // then is the probe's data's: see docs/analyses.md).
+  // Each branch of an If; a loop entered (a bounded one runs to its bound,
+  // an unbounded one as long as the probe's data makes it: see
+  // docs/analyses.md).
   for (bool taken : {true, false}) {
     if (isLoop && !taken)
       break;

@@ -97,6 +97,24 @@ class EarlyExit(nn.Module):
         return self.c(h)
 
 
+class BoundedRefine(nn.Module):
+    """Up to `h.size(0) // 32` refinement steps, stopping once the update is
+    small: a bounded loop with a break on data, whose bound the IR computes
+    from the static shape."""
+
+    def __init__(self, width: int = 256):
+        super().__init__()
+        self.a = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.a(x)
+        for _ in range(h.size(0) // 32):
+            h = torch.tanh(h) * 1.5
+            if bool(h.abs().mean() < 0.1):
+                break
+        return self.a(h)
+
+
 class CountingDropout(nn.Module):
     """A branch that draws random numbers, updates a buffer in place and
     writes its input in place: effects the kept op must carry."""
@@ -271,6 +289,31 @@ def test_loop_breaking_on_data_trains_bitwise(tmp_path, runtime):
     # Inputs that leave after the first iteration (unrolled), after the
     # second (in the kept rest) and at the last.
     assert iterations == [1, 2, 6], iterations
+
+
+def test_a_bounded_loop_is_predicted_at_its_bound(tmp_path, runtime):
+    """The probe runs a kept loop with a bound to that bound, whatever its
+    own data would do: the prediction is the peak of the inputs that run
+    every iteration, and above that of inputs that leave early."""
+    model, compiled = script_and_compile(
+        BoundedRefine, tmp_path, ["x:128x256"],
+        ["--prefer", "memory", "--grad-buffers", "resident",
+         "--emit-mlir", str(tmp_path / "m.mlir")])
+    assert kept_and_measured(tmp_path / "m.mlir", "prim::Loop")
+    report = json.loads((tmp_path / "m.memopt.report.json").read_text())
+    predicted = report["signatures"][0]["baseline"]["predicted_peak_bytes"]
+    torch.set_num_threads(1)
+    peaks = {}
+    for scale in (0.01, 1.0):  # leaves after one iteration; runs all four
+        torch.manual_seed(5)
+        x = torch.randn(128, 256) * scale
+        peaks[scale] = measure.measure_training_step(
+            model, [x], stats=runtime, set_to_none=False).peak_bytes
+        result = measure.compare_with_eager(model, compiled, [x], steps=2)
+        assert result["bitwise"], result
+    print(f"bounded loop: predicted {predicted} B, measured {peaks}")
+    assert peaks[0.01] < peaks[1.0]
+    assert abs(predicted - peaks[1.0]) <= 0.02 * peaks[1.0]
 
 
 def test_attributes_a_kept_loop_reads_are_assumed_and_checked(tmp_path,
