@@ -655,7 +655,8 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
     }
     int64_t before = storage.getLiveBytes();
     // Whether something besides this node holds its incoming gradient (a
-    // region, for its output's): it then stays live through the backward.
+    // region, for its output's; the caller, for a returned value's): it
+    // then stays live through the backward.
     bool incomingHeld = incoming && storage.getRefs(*incoming) > 1;
     if (incoming)
       for (auto [value, fresh] : node.grads) {

@@ -4,7 +4,7 @@
 // gradient freed once the branch's first node has consumed it (the engine's
 // buffer, as in eager), and `backward_held`, with it live throughout (a
 // region holds its output's gradient until the region's backward returns).
-// Both functions have the same marks; they differ by which one the If's
+// The functions have the same marks; they differ by which one the If's
 // backward takes.
 
 // The If's result feeds a mul, whose backward makes its incoming gradient
@@ -50,4 +50,20 @@ func.func @incoming_held(%x: tensor<2x1024xf32>, %c: i1) -> tensor<2x1024xf32> {
   %z = memopt.op "aten::mul"(%y, %w) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor"}
       : (tensor<2x1024xf32>, tensor<1024xf32>) -> tensor<2x1024xf32>
   return %z : tensor<2x1024xf32>
+}
+
+// Returned: the caller holds the loss gradient it passes to backward, so
+// the If's backward takes `backward_held` above the 32768 B live then.
+// CHECK-LABEL: memory-model @returned
+// CHECK:      backward prim::If live 53248
+func.func @returned(%x: tensor<2x1024xf32>, %c: i1) -> tensor<2x1024xf32> {
+  %w = memopt.param "w" : tensor<1024xf32>
+  %h = memopt.op "aten::mul"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>] {overload = "Tensor"}
+      : (tensor<2x1024xf32>, tensor<1024xf32>) -> tensor<2x1024xf32>
+  %y = memopt.op "prim::If"(%c, %h) [#memopt.arg<0>, #memopt.arg<1>]
+      {high_water = #memopt.high_water<forward = 16384, backward = [-1, 12288, 12288, 12288], backward_held = 20480>,
+       measured_saves = #memopt.saves<bytes = 8192, operands = [1]>,
+       script = "graph(%0 : bool,\0A      %1 : Tensor):\0A  %2 : Tensor = prim::If(%0)\0A    block0():\0A      %3 : Tensor = aten::tanh(%1)\0A      %4 : Tensor = aten::mul(%3, %1)\0A      -> (%4)\0A    block1():\0A      -> (%1)\0A  return (%2)\0A"}
+      : (i1, tensor<2x1024xf32>) -> tensor<2x1024xf32>
+  return %y : tensor<2x1024xf32>
 }
