@@ -66,22 +66,16 @@ static std::optional<int64_t> staticIntOf(Value value, unsigned depth = 0) {
       return staticIntOf(operand, depth + 1);
     return std::nullopt;
   };
-  auto tensorArg = [&]() -> RankedTensorType {
-    Value operand = args.empty() ? Value() : op.getOperandArg(0);
-    auto type = operand ? dyn_cast<RankedTensorType>(operand.getType())
-                        : RankedTensorType();
-    return type && type.hasStaticShape() ? type : RankedTensorType();
-  };
   StringRef name = op.getName();
   if (name == "aten::size" && args.size() == 2) {
-    RankedTensorType type = tensorArg();
+    RankedTensorType type = op.getStaticTensorArg(0);
     std::optional<int64_t> dim = argInt(1);
     if (!type || !dim || *dim < -type.getRank() || *dim >= type.getRank())
       return std::nullopt;
     return type.getDimSize(*dim < 0 ? *dim + type.getRank() : *dim);
   }
   if ((name == "aten::dim" || name == "aten::numel") && args.size() == 1) {
-    RankedTensorType type = tensorArg();
+    RankedTensorType type = op.getStaticTensorArg(0);
     if (!type)
       return std::nullopt;
     return name == "aten::dim" ? type.getRank() : type.getNumElements();
