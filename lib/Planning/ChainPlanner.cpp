@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 #include <limits>
 
 using namespace mlir::memopt;
@@ -206,104 +207,134 @@ int64_t finalPeak(const std::vector<ChainSegment> &chain,
 constexpr InputPolicy kPolicies[] = {InputPolicy::Keep, InputPolicy::Compress,
                                      InputPolicy::Offload};
 
-/// One Pareto-frontier entry of the dynamic program, with a back pointer.
+/// A partial plan the dynamic program reached, with a back pointer: the
+/// group that ends it begins at `previousPosition` and ends at the
+/// position of the frontier holding the entry.
 struct Entry {
   int64_t retainedBytes;
-  double cost;
   int64_t peakBytes;
-  unsigned previousPosition;
+  double cost;
+  // retainedBytes / resolution: entries of one bucket compete as equals.
+  int64_t bucket;
+  uint32_t previousIndex; // in frontiers[previousFlag][previousPosition]
+  uint32_t previousPosition;
   bool previousFlag;
-  unsigned previousIndex;
-  ChainGroup group;
-  // retainedBytes / resolution: entries of one bucket compete as equals
-  // (kept here, as the frontier's searches compare it on every probe).
-  int64_t bucket = 0;
+  bool checkpointed;
+  InputPolicy policy;
 };
 
 enum class Objective { CostWithinBudget, LeastPeak };
 
-/// Keeps entries not dominated on (retained, second key) where the second
-/// key is cost (within budget) or peak (least-peak search). The frontier is
-/// sorted by retained bytes, so its keys strictly decrease along it.
-void insertPareto(std::vector<Entry> &frontier, const Entry &entry,
-                  Objective objective) {
-  auto key = [&](const Entry &e) {
+/// A Pareto frontier of one position: entries not dominated on (bucket,
+/// key), where the key is cost (within budget) or peak (least-peak search),
+/// one entry per bucket in increasing buckets, so keys strictly decrease
+/// along it.
+class Frontier {
+public:
+  explicit Frontier(Objective objective) : objective(objective) {}
+
+  double key(const Entry &e) const {
     return objective == Objective::CostWithinBudget
                ? e.cost
                : static_cast<double>(e.peakBytes);
-  };
-  // Entries whose retained bytes differ by less than the resolution compete
-  // as equals (resolution 1: exact).
-  int64_t mine = entry.bucket;
-  auto above =
-      std::upper_bound(frontier.begin(), frontier.end(), mine,
-                       [](int64_t b, const Entry &e) { return b < e.bucket; });
-  // The last entry retaining no more has the least key of all such entries.
-  if (above != frontier.begin() && key(*std::prev(above)) <= key(entry))
-    return;
-  auto first =
-      std::lower_bound(frontier.begin(), above, mine,
-                       [](const Entry &e, int64_t b) { return e.bucket < b; });
-  auto last = first;
-  while (last != frontier.end() && key(*last) >= key(entry))
-    ++last;
-  // Replace the first dominated entry in place: one move of the tail at
-  // most, where erase + insert moved it twice.
-  if (first == last) {
-    frontier.insert(first, entry);
-    return;
   }
-  *first = entry;
-  frontier.erase(std::next(first), last);
-}
+
+  /// Adds `batch` (in non-decreasing buckets): the result is what inserting
+  /// its entries one by one would keep (an entry dominated by another, or
+  /// equal to one that came first, is dropped), in one merge of the two
+  /// sorted sequences rather than a binary search and a vector insert per
+  /// entry (the search's main cost on chains of ~100 segments).
+  void merge(std::vector<Entry> &frontier, const std::vector<Entry> &batch,
+             std::vector<Entry> &scratch) const {
+    // Walking both in bucket order, an entry is kept when its key is below
+    // the least key kept before it. The frontier's own keys strictly
+    // decrease, so until a batch entry is kept, every frontier entry is:
+    // the result is written only from the first batch entry kept on.
+    double least = std::numeric_limits<double>::infinity();
+    bool writing = false;
+    size_t i = 0, j = 0;
+    while (j < batch.size()) {
+      int64_t bucket = batch[j].bucket;
+      for (; i < frontier.size() && frontier[i].bucket < bucket; ++i) {
+        if (writing && key(frontier[i]) >= least)
+          continue;
+        least = key(frontier[i]);
+        if (writing)
+          scratch.push_back(frontier[i]);
+      }
+      // The bucket's least key, the earliest of equal ones: the frontier's
+      // entry came before the batch's.
+      size_t bucketStart = i;
+      const Entry *winner = nullptr;
+      if (i < frontier.size() && frontier[i].bucket == bucket)
+        winner = &frontier[i++];
+      for (; j < batch.size() && batch[j].bucket == bucket; ++j)
+        if (!winner || key(batch[j]) < key(*winner))
+          winner = &batch[j];
+      if (key(*winner) >= least)
+        continue;
+      least = key(*winner);
+      if (!writing && winner != frontier.data() + bucketStart) {
+        writing = true;
+        scratch.assign(frontier.begin(), frontier.begin() + bucketStart);
+      }
+      if (writing)
+        scratch.push_back(*winner);
+    }
+    if (!writing)
+      return;
+    // The rest of the frontier: kept from its first key below the least on.
+    while (i < frontier.size() && key(frontier[i]) >= least)
+      ++i;
+    scratch.insert(scratch.end(), frontier.begin() + i, frontier.end());
+    frontier.swap(scratch);
+  }
+
+private:
+  Objective objective;
+};
 
 ChainPlan search(const std::vector<ChainSegment> &chain,
                  const ChainPlannerOptions &options, Objective objective) {
   unsigned n = chain.size();
-  // frontiers[position][boundaryRetained]
+  // frontiers[boundaryRetained][position]
   std::vector<std::vector<Entry>> frontiers[2];
   frontiers[0].assign(n + 1, {});
   frontiers[1].assign(n + 1, {});
-  frontiers[0][0].push_back(Entry{0, 0, 0, 0, false, 0, ChainGroup{}});
+  frontiers[0][0].push_back(
+      Entry{0, 0, 0, 0, 0, 0, false, false, InputPolicy::Keep});
   int64_t budget = objective == Objective::CostWithinBudget
                        ? options.budgetBytes
                        : std::numeric_limits<int64_t>::max();
   const int64_t resolution =
       std::max<int64_t>(1, options.retainedResolutionBytes);
+  Frontier rule(objective);
+  std::vector<Entry> batch, scratch;
 
-  auto extend = [&](unsigned position, bool flag, unsigned index,
-                    const Entry &from, unsigned end, const GroupEffect &effect,
-                    ChainGroup group) {
-    if (!effect.valid)
-      return;
-    int64_t peak =
-        std::max(from.peakBytes, from.retainedBytes + effect.localPeak);
-    if (peak > budget)
-      return;
-    Entry next{from.retainedBytes + effect.retainedBytes,
-               from.cost + effect.cost,
-               peak,
-               position,
-               flag,
-               index,
-               group};
-    next.bucket = next.retainedBytes / resolution;
-    insertPareto(frontiers[effect.boundaryRetained][end], next, objective);
-  };
-
-  // A frontier holds one entry per bucket, in increasing buckets, so its
-  // retained bytes never decrease along it: once an entry's retained bytes
-  // plus a group's local peak exceed the budget, so do all later ones'.
+  // Extends every entry of the frontier at (position, flag) by one group.
+  // Its retained bytes increase along it: once an entry's retained bytes
+  // plus the group's local peak exceed the budget, so do all later ones'.
   auto extendAll = [&](unsigned position, bool flag,
                        const std::vector<Entry> &current, unsigned end,
-                       const GroupEffect &effect, ChainGroup group) {
+                       const GroupEffect &effect, bool checkpointed,
+                       InputPolicy policy) {
     if (!effect.valid)
       return;
+    batch.clear();
     for (unsigned index = 0; index < current.size(); ++index) {
-      if (current[index].retainedBytes > budget - effect.localPeak)
-        return;
-      extend(position, flag, index, current[index], end, effect, group);
+      const Entry &from = current[index];
+      if (from.retainedBytes > budget - effect.localPeak)
+        break;
+      int64_t peak =
+          std::max(from.peakBytes, from.retainedBytes + effect.localPeak);
+      if (peak > budget)
+        continue;
+      int64_t retained = from.retainedBytes + effect.retainedBytes;
+      batch.push_back(Entry{retained, peak, from.cost + effect.cost,
+                            retained / resolution, index, position, flag,
+                            checkpointed, policy});
     }
+    rule.merge(frontiers[effect.boundaryRetained][end], batch, scratch);
   };
 
   for (unsigned position = 0; position < n; ++position) {
@@ -313,8 +344,7 @@ ChainPlan search(const std::vector<ChainSegment> &chain,
       if (current.empty())
         continue;
       extendAll(position, flag, current, position + 1,
-                storedSegment(chain[position], flag),
-                ChainGroup{position, position + 1, false, InputPolicy::Keep});
+                storedSegment(chain[position], flag), false, InputPolicy::Keep);
       unsigned limit = options.maxGroupLength
                            ? std::min(n, position + options.maxGroupLength)
                            : n;
@@ -322,15 +352,14 @@ ChainPlan search(const std::vector<ChainSegment> &chain,
       while (region.getEnd() < limit && region.grow()) {
         unsigned end = region.getEnd();
         for (InputPolicy policy : kPolicies)
-          extendAll(position, flag, current, end, region.effect(policy),
-                    ChainGroup{position, end, true, policy});
+          extendAll(position, flag, current, end, region.effect(policy), true,
+                    policy);
       }
     }
   }
 
   // Pick the best complete plan, counting the final activation.
   const Entry *best = nullptr;
-  bool bestFlag = false;
   int64_t bestPeak = 0;
   for (bool flag : {false, true}) {
     for (const Entry &entry : frontiers[flag][n]) {
@@ -346,7 +375,6 @@ ChainPlan search(const std::vector<ChainSegment> &chain,
                            (peak == bestPeak && entry.cost < best->cost)));
       if (better) {
         best = &entry;
-        bestFlag = flag;
         bestPeak = peak;
       }
     }
@@ -358,17 +386,13 @@ ChainPlan search(const std::vector<ChainSegment> &chain,
   plan.peakBytes = bestPeak;
   plan.cost = best->cost;
   unsigned position = n;
-  bool flag = bestFlag;
   const Entry *entry = best;
   while (position != 0) {
-    plan.groups.push_back(entry->group);
-    unsigned previousPosition = entry->previousPosition;
-    bool previousFlag = entry->previousFlag;
-    entry = &frontiers[previousFlag][previousPosition][entry->previousIndex];
-    position = previousPosition;
-    flag = previousFlag;
+    plan.groups.push_back(ChainGroup{entry->previousPosition, position,
+                                     entry->checkpointed, entry->policy});
+    position = entry->previousPosition;
+    entry = &frontiers[entry->previousFlag][position][entry->previousIndex];
   }
-  (void)flag;
   std::reverse(plan.groups.begin(), plan.groups.end());
   return plan;
 }

@@ -130,6 +130,50 @@ TEST(ChainPlanner, MatchesBruteForceOnRandomChains) {
   EXPECT_GT(infeasible, 0u); // the 5% budgets exercise the infeasible path
 }
 
+// With a coarse resolution, partial plans whose retained bytes share a
+// bucket compete on their key alone: the search may miss the optimum, but
+// what it returns must be a real plan, priced as it reports, within the
+// budget, and never better than the optimum.
+TEST(ChainPlanner, CoarseResolutionReturnsHonestPlans) {
+  std::mt19937 rng(20261127);
+  unsigned feasible = 0, infeasible = 0;
+  for (unsigned trial = 0; trial < 48; ++trial) {
+    unsigned length = 2 + trial % 8;
+    std::vector<ChainSegment> chain = randomChain(rng, length);
+    ChainPlannerOptions options;
+    options.allowOffload = trial % 4 == 0 && length <= 7;
+    options.compressSecondsPerByte = 1e-6;
+    options.offloadSecondsPerByte = 4e-6;
+    ChainPlanEvaluation stored = evaluateChainPlan(
+        chain, {{0, length, false, InputPolicy::Keep}}, options);
+    ASSERT_TRUE(stored.valid);
+    for (int64_t buckets : {4, 16, 64}) {
+      options.retainedResolutionBytes = stored.peakBytes / buckets;
+      for (double fraction : {1.1, 0.7, 0.45, 0.05}) {
+        options.budgetBytes = static_cast<int64_t>(stored.peakBytes * fraction);
+        BruteForce optimum = bruteForce(chain, options);
+        ChainPlan plan = planChain(chain, options);
+        ChainPlanEvaluation replayed =
+            evaluateChainPlan(chain, plan.groups, options);
+        ASSERT_TRUE(replayed.valid) << "trial " << trial;
+        EXPECT_EQ(replayed.peakBytes, plan.peakBytes) << "trial " << trial;
+        EXPECT_NEAR(replayed.cost, plan.cost, 1e-9) << "trial " << trial;
+        if (plan.feasible) {
+          ++feasible;
+          EXPECT_LE(plan.peakBytes, options.budgetBytes);
+          EXPECT_GE(plan.cost, optimum.bestCost - 1e-9) << "trial " << trial;
+        } else {
+          ++infeasible;
+          EXPECT_GE(plan.peakBytes, optimum.leastPeak) << "trial " << trial;
+        }
+      }
+    }
+  }
+  // Both paths are exercised (the counts of this seed: 185 and 391).
+  EXPECT_GT(feasible, 100u);
+  EXPECT_GT(infeasible, 100u);
+}
+
 TEST(ChainPlanner, GenerousBudgetStoresEverything) {
   std::mt19937 rng(7);
   std::vector<ChainSegment> chain = randomChain(rng, 10);
