@@ -1,5 +1,5 @@
-"""Module attributes of list and string types read inside checkpoint regions
-(issue 20: torchvision's ConvNeXt `Permute(dims)` failed to export with
+"""Module attributes of list, string and None types read inside checkpoint
+regions (issue 20: torchvision's ConvNeXt `Permute(dims)` failed to export with
 "input of type '!memopt.list<i64>' is not a tensor, int, bool or float").
 
 A region cannot take a list or a string as an input; the exporter reads such
@@ -7,7 +7,12 @@ attributes' values from the model, uses them as constants in the region
 bodies, and the exported forward first checks that the attributes still
 hold those values (as for folded `training` flags). Tested on modules
 written here: a channels-last block that permutes by a list attribute and
-picks its GELU by a string attribute, nested in a two-stage net.
+picks its GELU by a string attribute, nested in a two-stage net; and
+nn.InstanceNorm2d without running statistics, whose buffers are None: a
+region nested in another one has no `self` to read them from, and an
+attribute of type None can hold nothing else, so it is the constant None
+there (before, "cannot read module state ... only forward's own body has
+`self`").
 """
 import sys
 from typing import List, Tuple
@@ -103,3 +108,54 @@ def test_changed_tuple_attribute_is_refused(tmp_path, runtime):
     with pytest.raises(torch.jit.Error) as error:
         compiled(torch.randn(2, 3, 16, 16))
     assert "compiled for stages.1.bounds == (-inf, 4.)" in str(error.value)
+
+
+class InstanceNormBlock(nn.Module):
+    """nn.InstanceNorm2d without running statistics: its running_mean and
+    running_var are buffers registered as None (type None in TorchScript)."""
+
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+        self.norm = nn.InstanceNorm2d(channels, affine=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + F.leaky_relu(self.norm(self.conv(x)), 0.2)
+
+
+class InstanceNormNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.stages = nn.Sequential(*[InstanceNormBlock(8) for _ in range(4)])
+        self.head = nn.Conv2d(8, 3, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.stages(self.stem(x))
+        return self.head(F.interpolate(y, scale_factor=2.0, mode="bilinear",
+                                       align_corners=False))
+
+
+@pytest.mark.parametrize("args", [
+    ["--checkpoint", "stages"],  # one region: forward passes None in
+    ["--prefer", "memory"],      # regions nested in others (failed before)
+])
+def test_none_buffers_in_nested_regions_train_like_eager(tmp_path, runtime,
+                                                         args):
+    torch.manual_seed(0)
+    model = InstanceNormNet().train()
+    source = tmp_path / "inorm.pt"
+    torch.jit.script(model).save(str(source))
+    out = tmp_path / "inorm.memopt.pt"
+    report = measure.compile_model(source, out, ["x:2x3x16x16"], args)
+    regions = report["signatures"][0]["regions"]
+    assert any("stages" in r["label"] for r in regions), regions
+    compiled = torch.jit.load(str(out))
+    x = torch.randn(2, 3, 16, 16)
+    result = measure.compare_with_eager(model, compiled, [x], steps=2)
+    assert result["bitwise"], result
+    assert not result["problems"], result["problems"]
+    # What makes None a constant: TorchScript will not store a tensor there.
+    norm = getattr(compiled.stages, "1").norm
+    with pytest.raises(RuntimeError):
+        norm.running_mean = torch.zeros(8)

@@ -134,8 +134,13 @@ LogicalResult GraphEmitter::emitStateRead(Operation *op, StringRef path) {
       return success();
     }
   // A region nested in another's body reads an absent optional as None;
-  // forward checked that it still is (emit of the outermost region).
-  if (!self && isAbsentOptional(op)) {
+  // forward checked that it still is (emit of the outermost region). An
+  // attribute of type None (a buffer registered as None: InstanceNorm's
+  // running statistics without tracking) can hold nothing else: TorchScript
+  // refuses to assign it a value of another type.
+  if (!self && (isAbsentOptional(op) ||
+                (isa<GetAttrOp>(op) &&
+                 isa<ScriptNoneType>(op->getResult(0).getType())))) {
     values[op->getResult(0)] = graph.insertConstant(c10::IValue());
     return success();
   }
