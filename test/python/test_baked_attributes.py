@@ -155,7 +155,9 @@ def test_none_buffers_in_nested_regions_train_like_eager(tmp_path, runtime,
     result = measure.compare_with_eager(model, compiled, [x], steps=2)
     assert result["bitwise"], result
     assert not result["problems"], result["problems"]
-    # What makes None a constant: TorchScript will not store a tensor there.
+    # What makes None a constant: TorchScript will not store a tensor there
+    # ("Could not cast attribute 'running_mean' to type NoneType"; raised
+    # as a RuntimeError by 1.13, the class may differ between versions).
     norm = getattr(compiled.stages, "1").norm
-    with pytest.raises(RuntimeError):
+    with pytest.raises((RuntimeError, AttributeError, TypeError)):
         norm.running_mean = torch.zeros(8)
