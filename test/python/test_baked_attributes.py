@@ -161,3 +161,77 @@ def test_none_buffers_in_nested_regions_train_like_eager(tmp_path, runtime,
     norm = getattr(compiled.stages, "1").norm
     with pytest.raises((RuntimeError, AttributeError, TypeError)):
         norm.running_mean = torch.zeros(8)
+
+
+class MaskedBlock(nn.Module):
+    """Keeps its mask as a plain tensor attribute (no register_buffer): not
+    in state_dict, but state TorchScript carries; imported as a transient
+    buffer."""
+
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+        self.mask = torch.linspace(0.0, 1.0, channels).view(1, -1, 1, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + torch.tanh(self.conv(x)) * self.mask
+
+
+class MaskedNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.stages = nn.Sequential(*[MaskedBlock(8) for _ in range(4)])
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.stages(self.stem(x)).mean(dim=[2, 3]))
+
+
+@pytest.mark.parametrize("args", [
+    ["--checkpoint", "stages"],
+    ["--prefer", "memory"],
+])
+def test_plain_tensor_attributes_train_like_eager(tmp_path, runtime, args):
+    torch.manual_seed(0)
+    model = MaskedNet().train()
+    source = tmp_path / "masked.pt"
+    torch.jit.script(model).save(str(source))
+    out = tmp_path / "masked.memopt.pt"
+    report = measure.compile_model(source, out, ["x:2x3x16x16"], args)
+    assert report["signatures"][0]["regions"]
+    compiled = torch.jit.load(str(out))
+    assert list(compiled.state_dict()) == list(model.state_dict())
+    assert "mask" not in dict(compiled.named_buffers())
+    x = torch.randn(2, 3, 16, 16)
+    result = measure.compare_with_eager(model, compiled, [x], steps=2)
+    assert result["bitwise"], result
+    assert not result["problems"], result["problems"]
+
+
+class HookedWeight(nn.Module):
+    """What weight_norm leaves when its pre-hook cannot be scripted: the
+    weight a plain attribute computed once from a parameter."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        direction = self.fc.weight.detach().clone()
+        del self.fc.weight
+        self.fc.weight_v = nn.Parameter(direction)
+        self.fc.weight = self.fc.weight_v * 1.0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x)
+
+
+def test_plain_attribute_requiring_grad_is_refused(tmp_path):
+    source = tmp_path / "hooked.pt"
+    torch.jit.script(HookedWeight()).save(str(source))
+    with pytest.raises(measure.CompileError) as error:
+        measure.compile_model(source, tmp_path / "out.pt", ["x:2x4"],
+                              ["--prefer", "memory"])
+    lines = [l for l in error.value.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, lines
+    assert "'fc.weight' is a plain tensor attribute that requires grad" \
+        in lines[0]

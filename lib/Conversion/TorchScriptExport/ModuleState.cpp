@@ -216,7 +216,14 @@ LogicalResult exporter::verifyModuleState(ModuleOp module,
     bool isBuffer = attr.owner->is_buffer(attr.slot);
     if (isa<ParamOp, BufferOp>(op)) {
       bool wantParam = isa<ParamOp>(op);
-      if (wantParam != isParam || (!wantParam && !isBuffer)) {
+      // A tensor attribute that is neither (`self.mask = torch.ones(...)`
+      // without register_buffer) is imported as a transient buffer: state
+      // the module keeps, outside its state_dict.
+      auto buffer = dyn_cast<BufferOp>(op);
+      bool plain = !isParam && !isBuffer;
+      bool plainAsTransient = buffer && buffer.getTransient() && plain;
+      if (!plainAsTransient &&
+          (wantParam != isParam || (!wantParam && !isBuffer))) {
         op->emitError() << "'" << path << "' is "
                         << (isParam    ? "a parameter"
                             : isBuffer ? "a buffer"
@@ -234,6 +241,18 @@ LogicalResult exporter::verifyModuleState(ModuleOp module,
       if (failed(checkTensor(op, what, path, tensor, op->getResult(0).getType(),
                              sourceName)))
         return WalkResult::interrupt();
+      // Made from parameters outside forward (weight_norm's pre-hook sets
+      // such an attribute, and TorchScript does not run the hook): its
+      // gradient would go back through a graph built once, at __init__.
+      if (plainAsTransient && tensor.requires_grad()) {
+        op->emitError() << "'" << path << "' is a plain tensor attribute "
+                        << "that requires grad in " << sourceName
+                        << " (computed outside forward, as by a forward "
+                           "pre-hook such as weight_norm's, which "
+                           "TorchScript does not run): compute it in forward "
+                           "or make it a parameter";
+        return WalkResult::interrupt();
+      }
       auto param = dyn_cast<ParamOp>(op);
       if (param && param.getFrozen() == tensor.requires_grad()) {
         op->emitError() << "parameter '" << path << "' is "
