@@ -202,6 +202,7 @@ def _convert(model: nn.Module, example: Optional[Sample], warn_trace: bool):
         raise UnsupportedModelError(
             f"{name} can be neither scripted ({script_error}) nor traced "
             f"({trace_error})", module_path=path, source=source) from None
+    _check_trace_gradients(model, traced, args, name, script_error)
     if warn_trace:
         warn(
             f"memopt.wrap: torch.jit.script failed on {name} ({script_error}); "
@@ -210,6 +211,75 @@ def _convert(model: nn.Module, example: Optional[Sample], warn_trace: bool):
             f"branches it took, and inputs that would take others run them "
             f"wrong")
     return traced, "trace"
+
+
+def _gradients(module: nn.Module, args: tuple) -> Tuple[list, dict]:
+    """Outputs of one forward on `args`, and each trainable parameter's
+    gradient (None where it gets none) for fixed pseudo-random output
+    gradients."""
+    outputs = module(*args)
+    outputs = [o for o in (outputs if isinstance(outputs, (tuple, list))
+                           else [outputs]) if isinstance(o, torch.Tensor)]
+    params = {n: p for n, p in module.named_parameters() if p.requires_grad}
+    roots = [o for o in outputs if o.requires_grad]
+    grads = dict.fromkeys(params)
+    if roots and params:
+        generator = torch.Generator().manual_seed(20261127)
+        seeds = [torch.randn(o.shape, generator=generator).to(o)
+                 for o in roots]
+        found = torch.autograd.grad(roots, list(params.values()), seeds,
+                                    allow_unused=True)
+        grads = dict(zip(params, found))
+    return [o.detach() for o in outputs], grads
+
+
+def _differ(a: Optional[torch.Tensor], b: Optional[torch.Tensor]) -> bool:
+    # Not bitwise: TorchScript may round an expression otherwise than
+    # eager. What a trace loses (code under torch.no_grad(), which it
+    # records as ordinary operations) changes gradients far more.
+    if (a is None) != (b is None):
+        return True
+    if a is None:
+        return False
+    if a.shape != b.shape:
+        return True
+    scale = float(a.abs().max()) if a.numel() else 0.0
+    return not torch.allclose(a.float(), b.float(), rtol=1e-3,
+                              atol=1e-5 * max(scale, 1e-12), equal_nan=True)
+
+
+def _check_trace_gradients(model: nn.Module, traced, args: tuple, name: str,
+                           script_error: str) -> None:
+    """A trace records no grad mode: what forward computes under
+    torch.no_grad() runs with autograd in the trace, and gradients flow
+    where eager's do not. One forward and backward of each on the sample
+    input (state restored after each, so both draw the same random
+    numbers) must give the same outputs and parameter gradients; else
+    UnsupportedModelError, rather than a compiled model that trains
+    differently."""
+    if not model.training or not any(p.requires_grad
+                                     for p in model.parameters()):
+        return
+    try:
+        with _PreservedState(model), torch.enable_grad():
+            eager_out, eager_grads = _gradients(model, args)
+        with _PreservedState(model), torch.enable_grad():
+            traced_out, traced_grads = _gradients(traced, args)
+    except Exception:  # the trace fails on its own input: compile says why
+        return
+    differs = [f"output {i}" for i, (a, b) in
+               enumerate(zip(eager_out, traced_out)) if _differ(a, b)]
+    differs += [n for n in eager_grads
+                if _differ(eager_grads[n], traced_grads.get(n))]
+    if len(eager_out) != len(traced_out) or differs:
+        first = differs[0] if differs else "the outputs"
+        path, source = _location(script_error)
+        raise UnsupportedModelError(
+            f"cannot script {name} ({script_error}), and its trace computes "
+            f"other gradients than eager on the sample input (first: "
+            f"{first}): a trace records code under torch.no_grad() as "
+            f"ordinary operations; make forward scriptable",
+            module_path=path, source=source)
 
 
 # ---------------------------------------------------------------------------

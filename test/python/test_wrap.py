@@ -334,6 +334,24 @@ def test_peak_matches_compiled_module(results, name):
 # Bad input: one line, nothing modified
 # ---------------------------------------------------------------------------
 
+class TraceLosesNoGrad(nn.Module):
+    """Not scriptable (a lambda); its trace records the torch.no_grad()
+    block as ordinary operations, so gradients would flow through `scale`
+    where eager's do not."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.bn = nn.BatchNorm1d(4)
+
+    def forward(self, x):
+        h = self.bn(self.lin(x))
+        with torch.no_grad():
+            scale = h.abs().mean() + 1.0
+        double = (lambda t: t * 2.0)  # noqa: E731 (TorchScript has none)
+        return double(h * scale)
+
+
 class NeitherScriptNorTrace(nn.Module):
     """forward goes through numpy and returns an array."""
 
@@ -408,6 +426,9 @@ CASES = {
     "neither_scriptable_nor_traceable": (
         NeitherScriptNorTrace, lambda: torch.randn(2, 4), {},
         memopt.UnsupportedModelError, "neither scripted"),
+    "trace_loses_no_grad": (
+        TraceLosesNoGrad, lambda: torch.randn(2, 4), {},
+        memopt.UnsupportedModelError, "its trace computes other gradients"),
     "sample_of_wrong_type": (
         SmallNet, lambda: [[1.0, 2.0]], {}, memopt.InputError,
         "sample_input[0] is a list"),
@@ -454,7 +475,8 @@ def test_bad_input_is_one_line_and_modifies_nothing(case, tmp_path):
         assert excinfo.value.diagnostic, text
         assert excinfo.value.module_path == "conv", text
         assert excinfo.value.source and ".py:" in excinfo.value.source
-    if case in ("neither_scriptable_nor_traceable", "non_tensor_output"):
+    if case in ("neither_scriptable_nor_traceable", "non_tensor_output",
+                "trace_loses_no_grad"):
         assert excinfo.value.source and "test_wrap.py:" in excinfo.value.source
     if case == "infeasible_budget":
         assert "budget" in text.lower()
