@@ -171,7 +171,9 @@ def Memopt_ParamOp : Memopt_StateOp<"param", "parameter"> {
 def Memopt_BufferOp : Memopt_StateOp<"buffer", "buffer"> {
   let description = [{
     `memopt.buffer "bn1.running_mean" : tensor<64xf32>` is the buffer with
-    that key. `transient` marks a non-persistent buffer (not in `state_dict`).
+    that key. `transient` marks module state outside `state_dict`: a tensor
+    kept as a plain attribute (`self.mask = ...` without `register_buffer`),
+    which the exported module keeps as such.
     Writes to buffers are `memopt.op`s that list them in `mutates`.
   }];
   let arguments = (ins StrAttr:$path, UnitAttr:$transient);
