@@ -11,8 +11,8 @@ with torch.rand and in-place residual adds, an LSTMCell stepped in a
 scripted loop, ModuleDict and ParameterList iteration with a second
 detached output, and a buffer counted up in forward.
 
-Written for this test and first run on PyTorch 1.13 (all bitwise); the
-PyTorch 2.x suite skips it until it has been run there."""
+Written for this test; all bitwise on PyTorch 1.13 and 2.6.
+"""
 import os
 import pathlib
 import sys
@@ -26,11 +26,6 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 os.environ.setdefault("MEMOPT_BUILD_DIR", str(HERE.parents[1] / "build"))
 import memopt  # noqa: E402
-
-pytestmark = pytest.mark.skipif(
-    int(torch.__version__.split(".")[0]) >= 2,
-    reason="not yet run on PyTorch 2.x (scripts/test-torch2.sh)")
-
 
 class SuperResolution(nn.Module):
     def __init__(self):
