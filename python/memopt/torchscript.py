@@ -202,7 +202,8 @@ def _convert(model: nn.Module, example: Optional[Sample], warn_trace: bool):
         raise UnsupportedModelError(
             f"{name} can be neither scripted ({script_error}) nor traced "
             f"({trace_error})", module_path=path, source=source) from None
-    _check_trace_gradients(model, traced, args, name, script_error)
+    _check_trace_gradients(model, traced, args, name, script_error, path,
+                           source)
     if warn_trace:
         warn(
             f"memopt.wrap: torch.jit.script failed on {name} ({script_error}); "
@@ -249,7 +250,8 @@ def _differ(a: Optional[torch.Tensor], b: Optional[torch.Tensor]) -> bool:
 
 
 def _check_trace_gradients(model: nn.Module, traced, args: tuple, name: str,
-                           script_error: str) -> None:
+                           script_error: str, path: Optional[str],
+                           source: Optional[str]) -> None:
     """A trace records no grad mode: what forward computes under
     torch.no_grad() runs with autograd in the trace, and gradients flow
     where eager's do not. One forward and backward of each on the sample
@@ -273,7 +275,6 @@ def _check_trace_gradients(model: nn.Module, traced, args: tuple, name: str,
                 if _differ(eager_grads[n], traced_grads.get(n))]
     if len(eager_out) != len(traced_out) or differs:
         first = differs[0] if differs else "the outputs"
-        path, source = _location(script_error)
         raise UnsupportedModelError(
             f"cannot script {name} ({script_error}), and its trace computes "
             f"other gradients than eager on the sample input (first: "

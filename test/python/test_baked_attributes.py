@@ -67,15 +67,22 @@ class Net(nn.Module):
         return self.head(y.mean(dim=[2, 3]))
 
 
-def compile_net(tmp_path, *args):
+def compile_net(tmp_path, *args, net=None):
     torch.manual_seed(0)
-    model = Net().train()
+    model = (net or Net)().train()
     source = tmp_path / "net.pt"
     torch.jit.script(model).save(str(source))
     out = tmp_path / "net.memopt.pt"
     report = measure.compile_model(source, out, ["x:2x3x16x16"], list(args))
     regions = report.get("regions") or report["signatures"][0]["regions"]
     return model, torch.jit.load(str(out)), regions
+
+
+def assert_trains_like_eager(model, compiled):
+    x = torch.randn(2, 3, 16, 16)
+    result = measure.compare_with_eager(model, compiled, [x], steps=2)
+    assert result["bitwise"], result
+    assert not result["problems"], result["problems"]
 
 
 @pytest.mark.parametrize("args", [
@@ -88,10 +95,7 @@ def test_list_and_string_attributes_in_regions_train_like_eager(
     assert any("stages" in r["label"] for r in regions), regions
     # Some region read an attribute as a constant: forward checks it.
     assert "compiled for stages." in compiled.code, compiled.code
-    x = torch.randn(2, 3, 16, 16)
-    result = measure.compare_with_eager(model, compiled, [x], steps=2)
-    assert result["bitwise"], result
-    assert not result["problems"], result["problems"]
+    assert_trains_like_eager(model, compiled)
 
 
 def test_changed_attribute_is_refused_with_one_line(tmp_path, runtime):
@@ -142,19 +146,10 @@ class InstanceNormNet(nn.Module):
 ])
 def test_none_buffers_in_nested_regions_train_like_eager(tmp_path, runtime,
                                                          args):
-    torch.manual_seed(0)
-    model = InstanceNormNet().train()
-    source = tmp_path / "inorm.pt"
-    torch.jit.script(model).save(str(source))
-    out = tmp_path / "inorm.memopt.pt"
-    report = measure.compile_model(source, out, ["x:2x3x16x16"], args)
-    regions = report["signatures"][0]["regions"]
+    model, compiled, regions = compile_net(tmp_path, *args,
+                                           net=InstanceNormNet)
     assert any("stages" in r["label"] for r in regions), regions
-    compiled = torch.jit.load(str(out))
-    x = torch.randn(2, 3, 16, 16)
-    result = measure.compare_with_eager(model, compiled, [x], steps=2)
-    assert result["bitwise"], result
-    assert not result["problems"], result["problems"]
+    assert_trains_like_eager(model, compiled)
     # What makes None a constant: TorchScript will not store a tensor there
     # ("Could not cast attribute 'running_mean' to type NoneType"; raised
     # as a RuntimeError by 1.13, the class may differ between versions).
@@ -193,20 +188,11 @@ class MaskedNet(nn.Module):
     ["--prefer", "memory"],
 ])
 def test_plain_tensor_attributes_train_like_eager(tmp_path, runtime, args):
-    torch.manual_seed(0)
-    model = MaskedNet().train()
-    source = tmp_path / "masked.pt"
-    torch.jit.script(model).save(str(source))
-    out = tmp_path / "masked.memopt.pt"
-    report = measure.compile_model(source, out, ["x:2x3x16x16"], args)
-    assert report["signatures"][0]["regions"]
-    compiled = torch.jit.load(str(out))
+    model, compiled, regions = compile_net(tmp_path, *args, net=MaskedNet)
+    assert regions
     assert list(compiled.state_dict()) == list(model.state_dict())
     assert "mask" not in dict(compiled.named_buffers())
-    x = torch.randn(2, 3, 16, 16)
-    result = measure.compare_with_eager(model, compiled, [x], steps=2)
-    assert result["bitwise"], result
-    assert not result["problems"], result["problems"]
+    assert_trains_like_eager(model, compiled)
 
 
 class HookedWeight(nn.Module):
