@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
 
+#include "memopt/Conversion/FatalSignalGuard.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -22,7 +23,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   // A LibTorch crash while loading should reach the sanitizer, not become
   // memopt's one line and exit 1 (which libFuzzer would report as well,
   // without the stack).
-  memopt::setLoaderCrashGuard(false);
+  memopt::setFatalSignalGuards(false);
   return 0;
 }
 

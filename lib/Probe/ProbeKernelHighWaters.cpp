@@ -13,6 +13,7 @@
 #include "ProbeCache.h"
 #include "RecurrentCallFromIR.h"
 
+#include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Dialect/MemoptAttrs.h"
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Probe/KernelProbe.h"
@@ -192,6 +193,7 @@ mlir::memopt::probeKernelHighWaters(ModuleOp module,
     if (complete)
       return &marks;
     try {
+      KernelCrashGuard guard(op, what);
       marks.fillFrom(measure(marks));
       cache.store(key, marks);
       return &marks;
@@ -206,6 +208,7 @@ mlir::memopt::probeKernelHighWaters(ModuleOp module,
   };
   WalkResult walk = module.walk([&](TorchOp op) {
     if (op.getScript()) {
+      KernelCrashGuard guard(op, "branch kept on tensor data");
       ++(probeKeptBranches(op, grads, options.threads) ? summary.measured
                                                        : summary.skipped);
       return WalkResult::advance();
@@ -262,5 +265,18 @@ mlir::memopt::probeKernelHighWaters(ModuleOp module,
     return failure();
   return summary;
 }
+
+mlir::memopt::KernelCrashGuard::KernelCrashGuard(Operation *op, StringRef what)
+    : FatalSignalGuard(
+          "memopt: error: PyTorch crashed (",
+          (") running this " + what +
+           " at its shapes, which memopt-compile does to measure its "
+           "kernels' memory; eager training runs the same kernels (a fault "
+           "in PyTorch's kernel libraries: docs/pytorch2.md)" +
+           [&] {
+             std::string where = describeLocation(op->getLoc());
+             return where.empty() ? std::string() : ", at " + where;
+           }())
+              .str()) {}
 
 int mlir::memopt::getDefaultIntraOpThreads() { return at::get_num_threads(); }

@@ -145,11 +145,6 @@ importTorchScriptBuffer(llvm::StringRef bytes, llvm::StringRef sourcePath,
 /// `memopt: error: <message>[, at <module path> (<file>:<line>)]`.
 void registerTorchScriptImportTranslation();
 
-/// Whether a crash inside LibTorch while it loads an archive becomes one
-/// error line and exit status 1 (default) rather than a crash. The import
-/// fuzzer turns it off so that the sanitizer reports such crashes.
-void setLoaderCrashGuard(bool enabled);
-
 /// Tools that call importTorchScriptFile print its diagnostics with
 /// printOneLineDiagnostic (memopt/Conversion/OneLineDiagnostic.h).
 

@@ -11,6 +11,8 @@
 #ifndef MEMOPT_PROBE_KERNELPROBE_H
 #define MEMOPT_PROBE_KERNELPROBE_H
 
+#include "memopt/Conversion/FatalSignalGuard.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::memopt {
@@ -37,6 +39,17 @@ struct KernelProbeSummary {
 /// training).
 FailureOr<KernelProbeSummary>
 probeKernelHighWaters(ModuleOp module, const KernelProbeOptions &options);
+
+/// While alive, a crash inside PyTorch as the probe runs `op` (a `what`:
+/// "convolution", "recurrent layer"...) prints one line naming the op's
+/// module path and source line, and exits 1. The probe runs the model's own
+/// kernels at its shapes, and kernel libraries can fault there (PyTorch
+/// 2.6's oneDNN on some CPUs: docs/pytorch2.md); eager training runs the
+/// same kernels.
+class KernelCrashGuard : public FatalSignalGuard {
+public:
+  KernelCrashGuard(Operation *op, StringRef what);
+};
 
 /// The intra-op threads a PyTorch process started in this environment runs
 /// with (OMP_NUM_THREADS, else the cores): what training gets unless it

@@ -16,6 +16,7 @@
 #ifndef MEMOPT_LIB_CONVERSION_TORCHSCRIPTIMPORT_IMPORTINTERNAL_H
 #define MEMOPT_LIB_CONVERSION_TORCHSCRIPTIMPORT_IMPORTINTERNAL_H
 
+#include "memopt/Conversion/FatalSignalGuard.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,7 +27,6 @@
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/ir/ir.h>
 
-#include <csignal>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,17 +70,10 @@ inline const c10::Symbol kModulePathAttr =
 
 /// While alive, a fatal signal (LibTorch crashing on a damaged archive)
 /// prints one line naming the archive and exits 1 (LoaderCrashGuard.cpp;
-/// off with setLoaderCrashGuard(false)).
-class LoaderCrashGuard {
+/// off with setFatalSignalGuards(false)).
+class LoaderCrashGuard : public FatalSignalGuard {
 public:
   explicit LoaderCrashGuard(llvm::StringRef displayName);
-  ~LoaderCrashGuard();
-  LoaderCrashGuard(const LoaderCrashGuard &) = delete;
-  LoaderCrashGuard &operator=(const LoaderCrashGuard &) = delete;
-
-private:
-  std::vector<struct sigaction> previous;
-  bool installed = false;
 };
 
 /// Loads an archive from memory; throws ImportError with a message that says
