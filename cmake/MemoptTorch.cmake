@@ -40,3 +40,21 @@ if(MEMOPT_BUILD_COMPILER OR MEMOPT_BUILD_TESTS)
       "or CMAKE_PREFIX_PATH=<that python's torch.utils.cmake_prefix_path>")
   endif()
 endif()
+
+# memopt_unity_build(target [PREFIX header]): compile the target's sources
+# in batches of 16 (MEMOPT_UNITY_BUILD, on by default): a LibTorch source
+# spends most of its compile time on LibTorch's headers and templates, paid
+# once per batch. The sources of such a target must not define the same
+# file-local names. PREFIX: a header each batch includes first (LibTorch's
+# headers, before a source's `using namespace mlir` makes them ambiguous).
+function(memopt_unity_build target)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "PREFIX" "")
+  if(MEMOPT_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES
+      UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
+    if(ARG_PREFIX)
+      set_target_properties(${target} PROPERTIES
+        UNITY_BUILD_CODE_BEFORE_INCLUDE "#include \"${ARG_PREFIX}\"")
+    endif()
+  endif()
+endfunction()

@@ -48,7 +48,7 @@ struct CheckpointCall {
   const std::string *name;
 };
 
-constexpr const char *kStateKey = "memopt_checkpoint_state";
+constexpr const char *kCheckpointStateKey = "memopt_checkpoint_state";
 
 struct CheckpointFunction
     : public torch::autograd::Function<CheckpointFunction> {
@@ -86,14 +86,14 @@ struct CheckpointFunction
       outputs = call.region->run(detached, call.scalars);
     }
     ctx->save_for_backward(state->saved.takeKeptTensors());
-    ctx->saved_data[kStateKey] = c10::IValue::make_capsule(state);
+    ctx->saved_data[kCheckpointStateKey] = c10::IValue::make_capsule(state);
     return outputs;
   }
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
     refuseDoubleBackward("checkpoint");
     auto state = c10::static_intrusive_pointer_cast<CheckpointState>(
-        ctx->saved_data.at(kStateKey).toCapsule());
+        ctx->saved_data.at(kCheckpointStateKey).toCapsule());
     TORCH_CHECK(!state->released, "memopt::checkpoint(region '", state->name,
                 "'): trying to backward through the region a second time "
                 "after its saved inputs were freed; pass retain_graph=True "

@@ -23,7 +23,7 @@
 namespace memopt::runtime {
 namespace {
 
-using torch::autograd::Node;
+using GradNode = torch::autograd::Node;
 using torch::autograd::variable_list;
 
 using GradientSlots = std::vector<at::Tensor>;
@@ -41,7 +41,7 @@ struct TakeGradient : torch::autograd::FunctionPreHook {
 
 struct DeliverGradient : torch::autograd::FunctionPostHook {
   DeliverGradient(std::shared_ptr<GradientSlots> slots, size_t index,
-                  std::shared_ptr<Node> target)
+                  std::shared_ptr<GradNode> target)
       : slots(std::move(slots)), index(index), target(std::move(target)) {}
   variable_list operator()(const variable_list &outputs,
                            const variable_list & /*inputs*/) override {
@@ -52,17 +52,17 @@ struct DeliverGradient : torch::autograd::FunctionPostHook {
   }
   std::shared_ptr<GradientSlots> slots;
   size_t index;
-  std::shared_ptr<Node> target;
+  std::shared_ptr<GradNode> target;
 };
 
 } // namespace
 
-std::shared_ptr<Node> directAccumulator(const at::Tensor &original) {
+std::shared_ptr<GradNode> directAccumulator(const at::Tensor &original) {
   return accumulatorWithConsumers(original, 1);
 }
 
-std::shared_ptr<Node> accumulatorWithConsumers(const at::Tensor &original,
-                                               long consumers) {
+std::shared_ptr<GradNode> accumulatorWithConsumers(const at::Tensor &original,
+                                                   long consumers) {
   if (!original.defined() || !original.is_leaf() || !original.requires_grad())
     return nullptr;
   // Only a backward that accumulates into every leaf it reaches: with
@@ -70,7 +70,7 @@ std::shared_ptr<Node> accumulatorWithConsumers(const at::Tensor &original,
   const auto *execInfo = torch::autograd::get_current_graph_task_exec_info();
   if (!execInfo || !execInfo->empty())
     return nullptr;
-  std::shared_ptr<Node> accumulator =
+  std::shared_ptr<GradNode> accumulator =
       torch::autograd::impl::try_get_grad_accumulator(original);
   if (!accumulator || compat::leafHasGradientHooks(original, *accumulator))
     return nullptr;
@@ -84,11 +84,11 @@ variable_list
 regionInputGradients(const torch::autograd::edge_list &roots,
                      const variable_list &rootGrads,
                      const std::vector<at::Tensor> &leaves,
-                     const std::vector<std::shared_ptr<Node>> &targets) {
+                     const std::vector<std::shared_ptr<GradNode>> &targets) {
   auto slots = std::make_shared<GradientSlots>(leaves.size());
   torch::autograd::edge_list wrt;
   for (size_t k = 0; k < leaves.size(); ++k) {
-    std::shared_ptr<Node> accumulator =
+    std::shared_ptr<GradNode> accumulator =
         torch::autograd::impl::try_get_grad_accumulator(leaves[k]);
     if (!accumulator)
       continue; // unused by the recompute: no gradient

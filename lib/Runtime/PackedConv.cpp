@@ -29,7 +29,7 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-constexpr const char *kStateKey = "memopt_conv_packed";
+constexpr const char *kPackedConvStateKey = "memopt_conv_packed";
 
 /// Everything backward needs besides the payload and the weight.
 struct ConvPackedState : torch::CustomClassHolder {
@@ -83,14 +83,14 @@ struct ConvPackedFunction
           call.groups, call.kindName);
     }
     ctx->save_for_backward({payload, weight});
-    ctx->saved_data[kStateKey] = c10::IValue::make_capsule(state);
+    ctx->saved_data[kPackedConvStateKey] = c10::IValue::make_capsule(state);
     return output;
   }
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
     refuseDoubleBackward("conv_packed");
     auto state = c10::static_intrusive_pointer_cast<ConvPackedState>(
-        ctx->saved_data.at(kStateKey).toCapsule());
+        ctx->saved_data.at(kPackedConvStateKey).toCapsule());
     variable_list saved = ctx->get_saved_variables();
     const at::Tensor &payload = saved[0];
     const at::Tensor &weight = saved[1];

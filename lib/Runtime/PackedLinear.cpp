@@ -48,7 +48,7 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-constexpr const char *kStateKey = "memopt_linear_packed";
+constexpr const char *kPackedLinearStateKey = "memopt_linear_packed";
 
 enum class LinearPath { Addmm, Mm, Bmm };
 
@@ -273,13 +273,13 @@ struct LinearPackedFunction
       output = linearHandle(weightRows).call(input, weight, bias, kindName);
     }
     ctx->save_for_backward({payload, weight});
-    ctx->saved_data[kStateKey] = c10::IValue::make_capsule(state);
+    ctx->saved_data[kPackedLinearStateKey] = c10::IValue::make_capsule(state);
     return output;
   }
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
     auto state = c10::static_intrusive_pointer_cast<LinearPackedState>(
-        ctx->saved_data.at(kStateKey).toCapsule());
+        ctx->saved_data.at(kPackedLinearStateKey).toCapsule());
     refuseDoubleBackward(state->weightRows ? "linear_weight_rows"
                                            : "linear_packed");
     variable_list saved = ctx->get_saved_variables();

@@ -25,8 +25,12 @@
 
 namespace mlir::memopt {
 
-/// One method input: `x:8x3x224x224[:f32]`. The dtype is one of f32, f16,
-/// bf16, f64, i64, i32, i1.
+/// The dtypes an input's spec (or a signature file) may name.
+inline constexpr llvm::StringLiteral kInputDTypes[] = {
+    "f32", "f16", "bf16", "f64", "i64", "i32", "i1"};
+
+/// One method input: `x:8x3x224x224[:f32]`. The dtype is one of
+/// kInputDTypes.
 struct InputSpec {
   std::string name;
   llvm::SmallVector<int64_t> shape;

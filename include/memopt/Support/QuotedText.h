@@ -22,6 +22,20 @@ inline std::string quoted(llvm::StringRef text) {
   return "'" + llvm::yaml::escape(text, /*EscapePrintable=*/false) + "'";
 }
 
+// Exact overloads for strings: where <iomanip> is visible (LibTorch's
+// headers bring it), argument-dependent lookup also finds std::quoted, a
+// better match for a std::string than the conversion to StringRef above;
+// these win over it (not templates).
+inline std::string quoted(const std::string &text) {
+  return quoted(llvm::StringRef(text));
+}
+inline std::string quoted(std::string &text) { // std::quoted's input form
+  return quoted(llvm::StringRef(text));
+}
+inline std::string quoted(const char *text) {
+  return quoted(llvm::StringRef(text));
+}
+
 } // namespace mlir::memopt
 
 #endif // MEMOPT_SUPPORT_QUOTEDTEXT_H

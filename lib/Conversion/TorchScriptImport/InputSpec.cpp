@@ -8,9 +8,6 @@
 
 using namespace mlir::memopt;
 
-static constexpr llvm::StringLiteral kDTypes[] = {"f32", "f16", "bf16", "f64",
-                                                  "i64", "i32", "i1"};
-
 /// Upper bound on one dimension and on the element count: anything larger is
 /// a typo, and running a model on it would exhaust memory.
 static constexpr int64_t kMaxElements = int64_t(1) << 40;
@@ -57,7 +54,7 @@ llvm::FailureOr<InputSpec> mlir::memopt::parseInputSpec(llvm::StringRef text,
 
   if (parts.size() == 3) {
     llvm::StringRef dtype = parts[2].trim();
-    if (!llvm::is_contained(kDTypes, dtype))
+    if (!llvm::is_contained(kInputDTypes, dtype))
       return fail("unknown dtype " + quoted(dtype) +
                   " (one of f32, f16, bf16, f64, i64, i32, i1)");
     spec.dtype = dtype.str();

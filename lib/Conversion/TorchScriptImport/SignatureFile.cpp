@@ -19,9 +19,6 @@
 using namespace mlir::memopt;
 namespace json = llvm::json;
 
-static constexpr llvm::StringLiteral kDTypes[] = {"f32", "f16", "bf16", "f64",
-                                                  "i64", "i32", "i1"};
-
 namespace {
 /// Collects the first error with its JSON path.
 class Reader {
@@ -120,7 +117,7 @@ public:
     }
     if (const json::Value *dtype = object->get("dtype")) {
       std::optional<llvm::StringRef> name = dtype->getAsString();
-      if (!name || !llvm::is_contained(kDTypes, *name))
+      if (!name || !llvm::is_contained(kInputDTypes, *name))
         return fail(
             path + ".dtype",
             (name ? "is " + quoted(name->str()) : "is " + kindOf(*dtype)) +

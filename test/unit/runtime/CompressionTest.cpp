@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Runtime/Compression.h"
+#include "BitwiseEqual.h"
 
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
@@ -66,13 +67,7 @@ std::vector<int64_t> payloadValues(const at::Tensor &payload) {
                               p.data_ptr<int64_t>() + p.numel());
 }
 
-/// Bitwise equality of two float tensors of the same dtype and shape.
-bool bitwiseEqual(const at::Tensor &a, const at::Tensor &b) {
-  const at::ScalarType bits =
-      a.scalar_type() == at::kFloat ? at::kInt : at::kShort;
-  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
-         at::equal(a.contiguous().view(bits), b.contiguous().view(bits));
-}
+using memopt::test::bitwiseEqual;
 
 at::Tensor floats(std::vector<float> values, at::ScalarType dtype) {
   return at::tensor(values, at::kFloat).to(dtype);

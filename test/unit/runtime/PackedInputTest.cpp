@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memopt/Runtime/PackedInput.h"
+#include "BitwiseEqual.h"
 
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>
@@ -25,11 +26,7 @@ at::Tensor spikes(at::IntArrayRef shape, uint64_t seed) {
   return (at::rand(shape) < 0.4).to(at::kFloat);
 }
 
-bool bitwiseEqual(const at::Tensor &a, const at::Tensor &b) {
-  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
-         at::equal(a.contiguous().view(at::kInt),
-                   b.contiguous().view(at::kInt));
-}
+using memopt::test::bitwiseEqual;
 
 /// [output, d input, d weight, d bias] of `fn` for a fixed output gradient.
 using Layer = std::function<at::Tensor(const at::Tensor &, const at::Tensor &,
