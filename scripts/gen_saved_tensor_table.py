@@ -30,7 +30,8 @@ from saved_tensor_ops import SPECS, T  # noqa: E402
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
           torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32",
-          torch.bool: "i1", torch.uint8: "ui8", torch.int8: "i8"}
+          torch.bool: "i1", torch.uint8: "ui8", torch.int8: "i8",
+          torch.complex64: "c64", torch.complex128: "c128"}
 # Ops whose result aliases its input only for contiguous inputs / same dtypes.
 CONTIG_ALIAS = {"aten::reshape", "aten::contiguous", "aten::flatten"}
 SAME_ALIAS = {"aten::to", "aten::type_as"}
@@ -66,6 +67,8 @@ def materialize(spec_args, grad_positions, noncontig):
         for s in specs:
             if s.dtype == torch.bool:
                 t = torch.rand(*s.shape) > 0.5
+            elif s.dtype.is_complex:
+                t = torch.randn(*s.shape, dtype=s.dtype)
             elif not s.dtype.is_floating_point:  # indices into >= 4 rows
                 t = torch.randint(0, 4, s.shape, dtype=s.dtype)
             else:
@@ -139,6 +142,16 @@ def size_candidates(args, results):
         if q and key and q[0].dim() >= 2 and key[0].dim() >= 2:
             cands.append((f"attn.a{k}",
                           q[0].numel() // q[0].shape[-1] * key[0].shape[-2]))
+    # Per sample and group (group norm's statistics): dim 0 of a tensor
+    # argument times an integer argument. Last, so that it names only what
+    # no rule above fits.
+    for k, a in enumerate(args):
+        ts = tensors_of(a)
+        if not ts or ts[0].dim() < 1:
+            continue
+        for j, n in enumerate(args):
+            if isinstance(n, int) and not isinstance(n, bool):
+                cands.append((f"dim0byarg{j}.a{k}", ts[0].shape[0] * n))
     return cands
 
 
@@ -199,7 +212,7 @@ def run_once(name, overload, spec_args, grad_positions, noncontig=False):
     grads = []
     diff = [t for ts in flat for t in ts if t.requires_grad]
     if leaves and diff:
-        gos = [torch.randn(t.shape) for t in diff]
+        gos = [torch.randn(t.shape, dtype=t.dtype) for t in diff]
         go_keys = {storage_key(g) for g in gos}
         try:
             got = torch.autograd.grad(diff, leaves, gos, allow_unused=True)

@@ -26,6 +26,11 @@ IMG = [dict(n=2, c=3, h=8, w=8), dict(n=3, c=4, h=6, w=10)]
 SEQ = [dict(n=2, s=5, d=8), dict(n=3, s=7, d=6)]
 
 
+# Group norm: groups that vary with the channels, so that the statistics
+# size rule (samples x groups) is told apart from the channels.
+GRP = [dict(n=2, c=4, h=8, w=8, g=2), dict(n=3, c=6, h=6, w=10, g=3)]
+
+
 # Attention: (batch, heads, query length, key length, head dim), queries and
 # keys of different lengths so that size rules tell them apart.
 ATT = [dict(b=2, h=2, l=5, s=7, e=4), dict(b=3, h=2, l=6, s=4, e=8)]
@@ -242,6 +247,47 @@ SPECS = [
     ("aten::meshgrid", "indexing", SEQ, lambda c: [
         [T(c["s"]), T(c["d"])], "ij"]),
     ("aten::repeat", "default", SEQ, lambda c: [seq(c), [2, 1, 3]]),
+    # Group norm (with and without affine parameters), standard deviation
+    # and variance over dims (weight standardization, statistics).
+    ("aten::group_norm", "default", GRP, lambda c: [
+        img(c), c["g"], T(c["c"]), T(c["c"]), 1e-5, True]),
+    ("aten::group_norm", "default", GRP, lambda c: [
+        img(c), c["g"], None, None, 1e-5, True]),
+    ("aten::std", "dim", IMG, lambda c: [img(c), [1, 2, 3], True, True]),
+    ("aten::var", "dim", IMG, lambda c: [img(c), [1, 2, 3], True, True]),
+    # Message passing over a graph's edges: node rows gathered by index,
+    # messages summed back into nodes (index_add). Not cumsum: its backward
+    # (flip, cumsum, flip of the gradient) holds two more gradient-sized
+    # buffers that no row says; unknown, it is over-approximated instead.
+    ("aten::index_select", "default", SEQ, lambda c: [
+        T(6, c["d"]), 0, C(c["n"] * c["s"], dtype=torch.int64)]),
+    ("aten::index_add", "default", SEQ, lambda c: [
+        T(6, c["d"]), 0, C(c["n"], dtype=torch.int64), T(c["n"], c["d"]),
+        1]),
+    ("aten::flip", "default", SEQ, lambda c: [seq(c), [1]]),
+    # Top-k routing (mixtures of experts): values and their indices.
+    ("aten::topk", "default", SEQ, lambda c: [seq(c), 2, -1, True, True]),
+    # Patches (F.unfold / F.fold): 2 x 2 tiles.
+    ("aten::im2col", "default", IMG, lambda c: [
+        img(c), [2, 2], [1, 1], [0, 0], [2, 2]]),
+    ("aten::col2im", "default", IMG, lambda c: [
+        T(c["n"], 4 * c["c"], (c["h"] // 2) * (c["w"] // 2)),
+        [c["h"], c["w"]], [2, 2], [1, 1], [0, 0], [2, 2]]),
+    # Sampling (VAE reparameterization, noise injection): no autograd.
+    ("aten::randn_like", "default", SEQ, lambda c: [
+        seq(c), None, None, None, None, None]),
+    ("aten::rand_like", "default", SEQ, lambda c: [
+        seq(c), None, None, None, None, None]),
+    # Complex weights from real parameters, and back (Fourier layers).
+    ("aten::complex", "default", SEQ, lambda c: [seq(c), seq(c)]),
+    ("aten::real", "default", SEQ, lambda c: [
+        T(c["n"], c["s"], c["d"], dtype=torch.complex64)]),
+    ("aten::imag", "default", SEQ, lambda c: [
+        T(c["n"], c["s"], c["d"], dtype=torch.complex64)]),
+    ("aten::view_as_real", "default", SEQ, lambda c: [
+        T(c["n"], c["s"], c["d"], dtype=torch.complex64)]),
+    ("aten::view_as_complex", "default", SEQ, lambda c: [
+        T(c["n"], c["s"], 2)]),
     # Token embeddings: rows of the table (10 x d) picked by int64 indices.
     ("aten::embedding", "default", SEQ, lambda c: [
         T(10, c["d"]), C(c["n"], c["s"], dtype=torch.int64), -1, False,

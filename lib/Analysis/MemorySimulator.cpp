@@ -75,13 +75,13 @@ void MemorySimulator::run(Operation *funcOp) {
     storage.release(g);
 }
 
-/// True for a type that can carry a gradient: a floating-point tensor, or
-/// a container that may hold one (lists, tuples, dicts). Numbers and
-/// integer or boolean tensors (a comparison's mask, argmax's indices)
-/// cannot.
+/// True for a type that can carry a gradient: a floating-point or complex
+/// tensor, or a container that may hold one (lists, tuples, dicts).
+/// Numbers and integer or boolean tensors (a comparison's mask, argmax's
+/// indices) cannot.
 static bool mayCarryGradient(Type type) {
   if (auto tensor = dyn_cast<TensorType>(type))
-    return isa<FloatType>(tensor.getElementType());
+    return isDifferentiableElementType(tensor.getElementType());
   return !type.isIntOrIndexOrFloat();
 }
 

@@ -13,11 +13,12 @@ using namespace mlir::memopt;
 
 static int64_t getSavedInputBytes(Attribute policy, Type type);
 
-static bool isFloatTensorLike(Type type) {
+/// A tensor (or list of tensors) that can carry a gradient.
+static bool isDifferentiableTensorLike(Type type) {
   if (auto list = dyn_cast<ListType>(type))
     type = list.getElementType();
   auto tensor = dyn_cast<TensorType>(type);
-  return tensor && isa<FloatType>(tensor.getElementType());
+  return tensor && isDifferentiableElementType(tensor.getElementType());
 }
 
 /// The integer constant at argument `pos`, or `fallback`.
@@ -264,7 +265,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
          result.getType() == first.getType() && !dense &&
          info.layout != LayoutRule::KeepStrides))
       foldCopies.insert(result);
-    if (record_ && isFloatTensorLike(result.getType()))
+    if (record_ && isDifferentiableTensorLike(result.getType()))
       gradValues.insert(result);
   }
 
@@ -437,7 +438,7 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
   for (auto [result, value] :
        llvm::zip(cp->getResults(), yield->getOperands())) {
     storage.define(result, storage.heldBy(value));
-    if (anyGrad && isFloatTensorLike(result.getType()))
+    if (anyGrad && isDifferentiableTensorLike(result.getType()))
       gradValues.insert(result);
   }
   for (Value value : yield->getOperands())

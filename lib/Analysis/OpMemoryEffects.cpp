@@ -89,7 +89,8 @@ static int64_t getDtypeBytes(StringRef dtype, Type sameAs) {
     return shaped ? getElementBytes(shaped.getElementType()) : 4;
   }
   return llvm::StringSwitch<int64_t>(dtype)
-      .Cases("i64", "f64", 8)
+      .Case("c128", 16)
+      .Cases("i64", "f64", "c64", 8)
       .Cases("i32", "f32", 4)
       .Cases("f16", "bf16", 2)
       .Default(1);
@@ -133,6 +134,16 @@ static int64_t getNewSavedBytes(const SavedItem &item, TorchOp op,
           shape.empty() || !shape.back())
         return -1;
       elements = numel / shape.back() * keyType.getShape().drop_back().back();
+      break;
+    }
+    case SavedItem::Size::Dim0ByInt: {
+      ArrayRef<Attribute> constants = op.getArgs().getValue();
+      auto count = item.intArg < constants.size()
+                       ? dyn_cast<IntegerAttr>(constants[item.intArg])
+                       : IntegerAttr();
+      if (!count || shape.empty())
+        return -1;
+      elements = shape[0] * count.getInt();
       break;
     }
     case SavedItem::Size::One:

@@ -54,12 +54,19 @@ static SavedItem parseSaved(StringRef text) {
   item.kind = SavedItem::Kind::New;
   item.dtype = parts[2];
   auto [rule, ref] = parts[1].split('.');
+  // dim0byarg<J>: dim 0 of the reference times integer argument J.
+  if (rule.consume_front("dim0byarg")) {
+    if (rule.getAsInteger(10, item.intArg))
+      llvm::report_fatal_error(llvm::Twine("bad size rule: ") + text);
+    rule = "dim0byarg";
+  }
   item.size = llvm::StringSwitch<SavedItem::Size>(rule)
                   .Case("like", SavedItem::Size::Like)
                   .Case("dim1", SavedItem::Size::Dim1)
                   .Case("rows", SavedItem::Size::Rows)
                   .Case("dim01", SavedItem::Size::Dim01)
                   .Case("attn", SavedItem::Size::Attn)
+                  .Case("dim0byarg", SavedItem::Size::Dim0ByInt)
                   .Default(SavedItem::Size::One);
   if (item.size != SavedItem::Size::One &&
       !parseRef(ref, item.sizeOfResult, item.index))

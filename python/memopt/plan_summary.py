@@ -45,12 +45,15 @@ def _timeline(block: Optional[dict]) -> List[TimelineEntry]:
 
 
 def format_bytes(n) -> str:
-    """`22.5 MiB`: bytes to three digits."""
+    """`22.5 MiB`: bytes to three digits (`1010 KiB` between 1000 and 1024
+    of a unit, never an exponent)."""
     if n is None:
         return "-"
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if abs(n) >= scale:
-            return f"{n / scale:.3g} {unit}"
+            value = n / scale
+            text = f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+            return f"{text} {unit}"
     return f"{int(n)} B"
 
 

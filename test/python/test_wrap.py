@@ -812,6 +812,18 @@ def _svg_curve_points(svg_path, gid):
     return 0
 
 
+@pytest.mark.parametrize("n,text", [
+    (None, "-"), (512, "512 B"), (1024, "1 KiB"), (1536, "1.5 KiB"),
+    (1010 * 1024, "1010 KiB"), (1023.9 * 1024, "1024 KiB"),
+    (22.5 * (1 << 20), "22.5 MiB"), (1000 * (1 << 30), "1000 GiB"),
+    (2 ** 42, "4096 GiB")])
+def test_summary_sizes_have_three_digits_and_no_exponent(n, text):
+    # wrap's line read "predicted peak 1.01e+03 KiB -> 631 KiB" for a
+    # weight-standardized conv net of 1010 KiB.
+    from memopt.plan_summary import format_bytes
+    assert format_bytes(n) == text
+
+
 def test_summary_and_timeline_figure(tmp_path):
     from memopt import zoo
     model, shapes = zoo.build("spiking_vgg", "small")

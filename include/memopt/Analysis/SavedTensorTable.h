@@ -26,11 +26,14 @@ struct SavedItem {
   /// How big a new tensor is, relative to an argument or result.
   /// Attn: the attention scores of a query (the argument) and the key
   /// after it: the query's rows times the key's length (dim -2).
-  enum class Size { Like, Dim1, Rows, Dim01, Attn, One };
+  /// Dim0ByInt: dim 0 of the argument times the integer constant argument
+  /// `intArg` (group norm's statistics: samples x groups).
+  enum class Size { Like, Dim1, Rows, Dim01, Attn, Dim0ByInt, One };
   Kind kind = Kind::Arg;
   unsigned index = 0; // argument or result index (Arg/Result, or size base)
   Size size = Size::Like;
   bool sizeOfResult = false; // the size rule refers to a result
+  unsigned intArg = 0;       // Dim0ByInt: the integer argument's index
   StringRef dtype;           // "same" (as the first tensor argument) or "i64"..
   /// `aK?fold`: matmul folds the argument (>= 3-d) into a matrix with
   /// reshape; when that copies (a non-contiguous argument whose last dim
