@@ -23,12 +23,15 @@ DIR="$(realpath -m "${2:-$ROOT/gpu-check-artifacts}")"
 PYTHON="${MEMOPT_GPU_PYTHON:-python3}"
 
 # Configures (and unless $2 = configure-only, builds) libmemopt_runtime alone
-# against $PYTHON's PyTorch, with the CUDA kernels when nvcc is found.
+# against $PYTHON's PyTorch, with the CUDA kernels when nvcc is found. File
+# by file: the GPU machine has the cores, and its CUDA sources batched
+# together (MEMOPT_UNITY_BUILD) are compiled nowhere else first.
 build_runtime() {
   local build="$1" what="${2:-build}" prefix
   prefix="$("$PYTHON" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
   cmake -S "$ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DMEMOPT_BUILD_COMPILER=OFF -DMEMOPT_BUILD_TESTS=OFF \
+    -DMEMOPT_UNITY_BUILD=OFF \
     -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_CUDA_ARCHITECTURES="${MEMOPT_CUDA_ARCHITECTURES:-90}"
   [ "$what" = configure-only ] || cmake --build "$build" -j"$(nproc)"
