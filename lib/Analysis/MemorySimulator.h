@@ -37,6 +37,9 @@ private:
     SmallVector<unsigned> saved;
     SmallVector<std::pair<Value, bool>> grads;
     SmallVector<SmallVector<unsigned, 1>> inputStorages; // checkpoints only
+    /// Gradients reduced from the passed-through output gradient
+    /// (OpMemoryEffects::reducedPassThrough): no unreduced buffer.
+    SmallVector<Value> reducedGrads;
     /// A packed saved input (`saved_input`) is unpacked into a buffer of
     /// this size while the node's backward runs.
     int64_t unpackBytes = 0;

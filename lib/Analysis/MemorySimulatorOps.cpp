@@ -271,6 +271,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
 
   SmallVector<unsigned> temps;
   Node node{op, {}, fx.grads, {}};
+  node.reducedGrads = fx.reducedPassThrough;
   SavedFormAttr form = op.getSavedFormAttr();
   // A masked dropout keeps a bit per value of its noise, not the noise
   // (the runtime leaves a strided input to at::dropout: where eager lays out
@@ -671,8 +672,10 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
         storage.retain(grad);
         if (blocked >= 0 && addedIntoGrad(gradKey(value), grad, temps))
           continue;
-        if (int64_t unreduced =
-                fresh ? unreducedGradBytes(node.op, value) : 0) {
+        bool reducedByAutograd = llvm::is_contained(node.reducedGrads, value);
+        if (int64_t unreduced = fresh && !reducedByAutograd
+                                    ? unreducedGradBytes(node.op, value)
+                                    : 0) {
           temps.push_back(storage.newStorage(unreduced));
           storage.retain(temps.back());
         }

@@ -366,6 +366,8 @@ OpMemoryEffects mlir::memopt::getOpMemoryEffects(
                        elements >= 0 && resultElements >= 0 &&
                        elements < resultElements;
         fx.grads.push_back({element, rule == GradRule::New || reduced});
+        if (reduced)
+          fx.reducedPassThrough.push_back(element);
       }
   }
   return fx;

@@ -24,6 +24,10 @@ struct OpMemoryEffects {
   /// gradient, and whether it is a new buffer (else it is the gradient of
   /// result 0 passed through).
   SmallVector<std::pair<Value, bool>> grads;
+  /// Of those new gradients, the ones that are the passed-through output
+  /// gradient summed to a broadcast operand's shape (`x + b`): autograd
+  /// allocates only the reduced buffer, never one of the result's shape.
+  SmallVector<Value> reducedPassThrough;
   /// The op records an autograd node (some input requires grad and the op is
   /// differentiable there).
   bool differentiable = false;

@@ -33,3 +33,22 @@ func.func @same_shape(%x: tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32> {
       : (tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
   return %o : tensor<2x8x4x4xf32>
 }
+
+// A broadcast bias added: AddBackward passes the output gradient through,
+// and autograd sums it to b's shape [8, 1, 1]. Only that reduced buffer
+// (32 bytes) is new: no buffer of the result's shape, as mul's has (before
+// this rule the model counted one: 1024 bytes over what PyTorch allocates).
+// After y = x * w, the backward of add holds the output and its gradient
+// (1024 each; the gradient passes through to y) and b's reduced gradient.
+// CHECK-LABEL: memory-model @broadcast_bias
+// CHECK: backward aten::add live 2080
+func.func @broadcast_bias(%x: tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32> {
+  %w = memopt.param "w" : tensor<2x8x4x4xf32>
+  %b = memopt.param "b" : tensor<8x1x1xf32>
+  %y = memopt.op "aten::mul"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>]
+      : (tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
+  %o = memopt.op "aten::add"(%y, %b) [#memopt.arg<0>, #memopt.arg<1>, 1]
+      {overload = "Tensor"}
+      : (tensor<2x8x4x4xf32>, tensor<8x1x1xf32>) -> tensor<2x8x4x4xf32>
+  return %o : tensor<2x8x4x4xf32>
+}
