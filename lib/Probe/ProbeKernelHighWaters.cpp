@@ -18,6 +18,7 @@
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Probe/KernelProbe.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
@@ -143,19 +144,58 @@ static std::optional<ConvolutionCall> getCall(TorchOp op, int threads) {
 
 /// Values that will require grad in training: trainable parameters and
 /// what is computed from them (an over-approximation: a comparison of such
-/// a value counts too). Model inputs, buffers and attributes do not.
+/// a value counts too). Model inputs, buffers and attributes do not. A
+/// list an op writes such a value into counts too (`spikes.append(s)`, then
+/// `torch.stack(spikes)` or `spikes[t]`), and so do the block arguments and
+/// results of an op whose regions carry one: repeated to a fixed point,
+/// since a loop's body reads what later ops write. Without lists, the
+/// spiking VGG's convolutions were measured without their input gradient
+/// and priced by the formulas instead (17 % under on PyTorch 2.6's AVX
+/// kernels).
 static DenseSet<Value> getGradValues(ModuleOp module) {
   DenseSet<Value> grads;
-  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (auto param = dyn_cast<ParamOp>(op)) {
-      if (!param.getFrozen())
-        grads.insert(param.getResult());
-      return;
-    }
-    if (llvm::any_of(op->getOperands(),
-                     [&](Value v) { return grads.contains(v); }))
-      grads.insert(op->result_begin(), op->result_end());
-  });
+  bool changed = true;
+  // Only what can hold a gradient: a loop's counter or a tensor's size
+  // would make the model's input look as if it needed one.
+  auto mayCarryGradient = [](Type type) {
+    if (auto tensor = dyn_cast<TensorType>(type))
+      return isa<FloatType, ComplexType>(tensor.getElementType());
+    return !type.isIntOrIndexOrFloat();
+  };
+  auto mark = [&](Value value) {
+    if (mayCarryGradient(value.getType()))
+      changed |= grads.insert(value).second;
+  };
+  auto marked = [&](Value value) { return grads.contains(value); };
+  while (changed) {
+    changed = false;
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (auto param = dyn_cast<ParamOp>(op)) {
+        if (!param.getFrozen())
+          mark(param.getResult());
+        return;
+      }
+      // A function's arguments are the model's inputs: never.
+      if (isa<func::FuncOp, ModuleOp>(op))
+        return;
+      bool fromRegions = llvm::any_of(op->getRegions(), [&](Region &region) {
+        return llvm::any_of(region.getOps(), [&](Operation &inner) {
+          return inner.hasTrait<OpTrait::IsTerminator>() &&
+                 llvm::any_of(inner.getOperands(), marked);
+        });
+      });
+      if (!fromRegions && llvm::none_of(op->getOperands(), marked))
+        return;
+      for (Value result : op->getResults())
+        mark(result);
+      for (Value operand : op->getOperands())
+        if (isa<ListType>(operand.getType()))
+          mark(operand);
+      for (Region &region : op->getRegions())
+        for (BlockArgument argument : region.getArguments())
+          mark(argument);
+    });
+  }
   return grads;
 }
 
