@@ -67,9 +67,8 @@ def materialize(spec_args, grad_positions, noncontig):
         for s in specs:
             if s.dtype == torch.bool:
                 t = torch.rand(*s.shape) > 0.5
-            elif s.dtype.is_complex:
-                t = torch.randn(*s.shape, dtype=s.dtype)
-            elif not s.dtype.is_floating_point:  # indices into >= 4 rows
+            elif not (s.dtype.is_floating_point or s.dtype.is_complex):
+                # indices into >= 4 rows
                 t = torch.randint(0, 4, s.shape, dtype=s.dtype)
             else:
                 t = torch.randn(*s.shape, dtype=s.dtype)

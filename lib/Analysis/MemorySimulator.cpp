@@ -75,16 +75,6 @@ void MemorySimulator::run(Operation *funcOp) {
     storage.release(g);
 }
 
-/// True for a type that can carry a gradient: a floating-point or complex
-/// tensor, or a container that may hold one (lists, tuples, dicts).
-/// Numbers and integer or boolean tensors (a comparison's mask, argmax's
-/// indices) cannot.
-static bool mayCarryGradient(Type type) {
-  if (auto tensor = dyn_cast<TensorType>(type))
-    return isDifferentiableElementType(tensor.getElementType());
-  return !type.isIntOrIndexOrFloat();
-}
-
 /// The ops of `block` none of whose results reaches what the block returns
 /// through values that can carry a gradient (the `x.abs().max()` of a
 /// condition `x.abs().max() > 4`): autograd frees their graph, and what it

@@ -47,10 +47,6 @@ bool mlir::memopt::isTensorLike(Type type) {
   return isa<TensorType>(type);
 }
 
-bool mlir::memopt::isDifferentiableElementType(Type elementType) {
-  return isa<FloatType, ComplexType>(elementType);
-}
-
 bool mlir::memopt::isStaticFloatTensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && tensor.hasStaticShape() &&

@@ -86,6 +86,16 @@ HostTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+bool mlir::memopt::isDifferentiableElementType(Type elementType) {
+  return isa<FloatType, ComplexType>(elementType);
+}
+
+bool mlir::memopt::mayCarryGradient(Type type) {
+  if (auto tensor = dyn_cast<TensorType>(type))
+    return isDifferentiableElementType(tensor.getElementType());
+  return !type.isIntOrIndexOrFloat();
+}
+
 void MemoptDialect::registerTypes() {
   addTypes<
 #define GET_TYPEDEF_LIST

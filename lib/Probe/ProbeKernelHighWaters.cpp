@@ -157,11 +157,6 @@ static DenseSet<Value> getGradValues(ModuleOp module) {
   bool changed = true;
   // Only what can hold a gradient: a loop's counter or a tensor's size
   // would make the model's input look as if it needed one.
-  auto mayCarryGradient = [](Type type) {
-    if (auto tensor = dyn_cast<TensorType>(type))
-      return isa<FloatType, ComplexType>(tensor.getElementType());
-    return !type.isIntOrIndexOrFloat();
-  };
   auto mark = [&](Value value) {
     if (mayCarryGradient(value.getType()))
       changed |= grads.insert(value).second;

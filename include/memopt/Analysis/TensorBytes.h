@@ -15,9 +15,6 @@ int64_t getDeviceBytes(Type type);
 int64_t getNumElements(Type type);
 /// A tensor, or a TorchScript list of tensors.
 bool isTensorLike(Type type);
-/// Elements autograd can differentiate: floating point and complex (FFT
-/// layers, complex weights). Integer and boolean tensors carry no gradient.
-bool isDifferentiableElementType(Type elementType);
 /// A ranked tensor of floats with a static shape (what the runtime's packed,
 /// masked and by-channel kernels take).
 bool isStaticFloatTensor(Type type);

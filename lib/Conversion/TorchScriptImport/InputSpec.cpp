@@ -55,8 +55,8 @@ llvm::FailureOr<InputSpec> mlir::memopt::parseInputSpec(llvm::StringRef text,
   if (parts.size() == 3) {
     llvm::StringRef dtype = parts[2].trim();
     if (!llvm::is_contained(kInputDTypes, dtype))
-      return fail("unknown dtype " + quoted(dtype) +
-                  " (one of f32, f16, bf16, f64, i64, i32, i1)");
+      return fail("unknown dtype " + quoted(dtype) + " (one of " +
+                  llvm::join(llvm::ArrayRef(kInputDTypes), ", ") + ")");
     spec.dtype = dtype.str();
   }
   return spec;

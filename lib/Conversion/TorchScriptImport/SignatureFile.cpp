@@ -121,7 +121,8 @@ public:
         return fail(
             path + ".dtype",
             (name ? "is " + quoted(name->str()) : "is " + kindOf(*dtype)) +
-                ", expected one of f32, f16, bf16, f64, i64, i32, i1");
+                ", expected one of " +
+                llvm::join(llvm::ArrayRef(kInputDTypes), ", "));
       spec.dtype = name->str();
     }
     return true;
