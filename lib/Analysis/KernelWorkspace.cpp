@@ -272,10 +272,10 @@ mlir::memopt::getBackwardHighWater(TorchOp op, bool inputGrad, bool weightGrad,
                ? measured.getBackward(inputGrad, biasGrad)
                : -1;
   }
-  // Kept control flow on tensor data: its branches' (its loop's) backward,
-  // measured whole (KeptBranchProbe.cpp); callers ask when some operand
-  // gets a gradient.
-  if (op.getScript()) {
+  // Kept control flow on tensor data (its branches', its loop's backward)
+  // and operators the saved-tensor table lacks, measured whole
+  // (lib/Probe/GraphRun.h); callers ask when some operand gets a gradient.
+  if (op.getScript() || op.getMeasuredSavesAttr()) {
     KernelHighWaterAttr measured = op.getHighWaterAttr();
     return measured ? measured.getBackward(true, true) : -1;
   }

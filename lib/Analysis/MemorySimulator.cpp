@@ -60,12 +60,14 @@ void MemorySimulator::run(Operation *funcOp) {
             continue;
           }
         }
-        if (requiresGrad(v) && !gradOf.count(gradKey(v))) {
+        // A tensor written in place after it was made: its last version.
+        Value key = gradKey(versionOf(v));
+        if (requiresGrad(v) && !gradOf.count(key)) {
           unsigned g = storage.newStorage(bytesOf(v, ret));
           storage.retain(g);
           storage.retain(g);
-          gradOf[gradKey(v)] = g;
-          storage.noteGradOf(gradKey(v), g);
+          gradOf[key] = g;
+          storage.noteGradOf(key, g);
           lossGrads.push_back(g);
         }
       }

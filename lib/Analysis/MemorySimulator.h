@@ -43,6 +43,13 @@ private:
     /// A packed saved input (`saved_input`) is unpacked into a buffer of
     /// this size while the node's backward runs.
     int64_t unpackBytes = 0;
+    /// Per entry of `grads`: the value whose gradient it is at the op (the
+    /// version of an operand written in place before: versionOf).
+    SmallVector<Value> gradTargets;
+    /// A write through a view of a bigger tensor (`out[:, :m] = y`):
+    /// autograd's CopySlices copies the incoming gradient, the base's size,
+    /// before running the write's backward on the slice.
+    int64_t viewWriteBytes = 0;
   };
   using Storages = StorageTimeline::Storages;
 
@@ -69,6 +76,17 @@ private:
   /// The value whose gradient `value`'s gradient is (through casts and
   /// list/tuple elements).
   Value gradKey(Value value) const;
+  /// What a use of `value` at this point of forward reads: the result of
+  /// the last op that wrote it in place (directly or through a view), whose
+  /// node receives the gradient of later uses, or `value` itself.
+  Value versionOf(Value value) const {
+    auto it = latestVersion.find(value);
+    return it == latestVersion.end() ? value : it->second;
+  }
+  /// After `op` wrote its operand in place: later uses of it and of the
+  /// tensors it is a view of read `op`'s result, and need a gradient when
+  /// that does (`out = zeros_like(f); out[:, :m] = y`).
+  void noteInPlaceWrite(TorchOp op, Node *node);
   void giveGrad(Value value, unsigned grad, SmallVectorImpl<unsigned> &temps);
   /// A parameter's summed gradient becomes its newly allocated `.grad`.
   void allocateParamGrad(Value param, unsigned grad,
@@ -99,6 +117,7 @@ private:
   DenseSet<Value> foldCopies;
   DenseMap<Value, unsigned> gradOf;
   DenseMap<Value, Value> gradAlias;
+  DenseMap<Value, Value> latestVersion;
   /// Per parameter: uses whose gradient backward has yet to produce, and the
   /// gradient held until then.
   DenseMap<StringAttr, unsigned> pendingParamGrads;

@@ -320,7 +320,14 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
         continue;
       }
       bool counted = false;
-      for (unsigned id : storage.heldBy(value))
+      // An element of a list operand, dead as a value after the list was
+      // built: the list still holds its storages.
+      Storages held = storage.heldBy(value);
+      if (!storage.isHeld(value))
+        for (unsigned id : storage.definedWith(value))
+          if (storage.getRefs(id) > 0)
+            held.push_back(id);
+      for (unsigned id : held)
         if (!storage.isResident(id)) {
           storage.retain(id);
           node.saved.push_back(id);
@@ -331,6 +338,9 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     }
     if (phase == MemoryPhase::Forward)
       model.savedBytes[op] = storage.getUniqueBytes(node.saved);
+    for (auto [value, fresh] : node.grads)
+      node.gradTargets.push_back(versionOf(value));
+    noteInPlaceWrite(op, &node);
     nodes.push_back(std::move(node));
   }
   auto isContiguous = [&](Value v) { return !nonContiguous.contains(v); };
@@ -450,6 +460,30 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
     nodes.push_back(std::move(node));
   }
   storage.record(cp, phase);
+}
+
+void MemorySimulator::noteInPlaceWrite(TorchOp op, Node *node) {
+  std::optional<ArrayRef<int64_t>> mutates = op.getMutates();
+  std::optional<ArrayRef<int64_t>> views = op.getViews();
+  if (!mutates || !views || views->empty() || (*views)[0] < 0 ||
+      !llvm::is_contained(*mutates, (*views)[0]) ||
+      !requiresGrad(op->getResult(0)))
+    return;
+  // The written tensor and those it is a view of, nearest first.
+  SmallVector<Value> chain{op->getOperand((*views)[0])};
+  while (auto view = chain.back().getDefiningOp<TorchOp>()) {
+    std::optional<ArrayRef<int64_t>> of = view.getViews();
+    unsigned index = cast<OpResult>(chain.back()).getResultNumber();
+    if (!of || index >= of->size() || (*of)[index] < 0)
+      break;
+    chain.push_back(view->getOperand((*of)[index]));
+  }
+  if (node && chain.back().getType() != chain.front().getType())
+    node->viewWriteBytes = std::max<int64_t>(bytesOf(chain.back(), op), 0);
+  for (Value value : chain) {
+    gradValues.insert(value);
+    latestVersion[value] = op->getResult(0);
+  }
 }
 
 Value MemorySimulator::gradKey(Value value) const {
@@ -655,13 +689,20 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
       temps.push_back(storage.newStorage(node.unpackBytes));
       storage.retain(temps.back());
     }
+    if (incoming && node.viewWriteBytes) {
+      temps.push_back(storage.newStorage(node.viewWriteBytes));
+      storage.retain(temps.back());
+    }
     int64_t before = storage.getLiveBytes();
     // Whether something besides this node holds its incoming gradient (a
     // region, for its output's; the caller, for a returned value's): it
     // then stays live through the backward.
     bool incomingHeld = incoming && storage.getRefs(*incoming) > 1;
     if (incoming)
-      for (auto [value, fresh] : node.grads) {
+      for (auto [index, entry] : llvm::enumerate(node.grads)) {
+        auto [value, fresh] = entry;
+        Value target =
+            index < node.gradTargets.size() ? node.gradTargets[index] : value;
         int64_t blocked = -1;
         if (auto torchOp = dyn_cast<TorchOp>(node.op); torchOp && fresh)
           blocked = getBlockedGradientBytes(torchOp, value, options);
@@ -679,7 +720,7 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
           temps.push_back(storage.newStorage(unreduced));
           storage.retain(temps.back());
         }
-        giveGrad(value, grad, temps);
+        giveGrad(target, grad, temps);
       }
     int64_t high = -1, measuredWhole = -1;
     if (auto torchOp = dyn_cast<TorchOp>(node.op); torchOp && incoming) {
@@ -695,10 +736,7 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
         });
       };
       high = getBackwardHighWater(torchOp, gets(0), gets(1), gets(2), options);
-      if ((lookupOperator(torchOp.getName()).workspace ==
-               WorkspaceRule::Recurrent ||
-           torchOp.getScript()) &&
-          torchOp.getMeasuredSavesAttr()) {
+      if (torchOp.getMeasuredSavesAttr()) {
         measuredWhole = high;
         KernelHighWaterAttr marks = torchOp.getHighWaterAttr();
         if (incomingHeld && marks && marks.getBackwardHeld() >= 0)
@@ -710,10 +748,10 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
                           [&](Value v) { return !nonContiguous.contains(v); },
                           options));
     }
-    // A recurrent stack's (or a kept branch's) measured backward frees its
-    // per-step state as it makes the gradients: its mark (above `before`,
-    // counting them) is the node's peak, not the sum of every gradient and
-    // every saved byte.
+    // A backward the probe measured whole (a recurrent stack's, a kept
+    // branch's, an unknown operator's) frees its saved state as it makes
+    // the gradients: its mark (above `before`, counting them) is the
+    // node's peak, not the sum of every gradient and every saved byte.
     if (measuredWhole >= 0)
       storage.recordHigh(node.op, MemoryPhase::Backward,
                          before + measuredWhole);

@@ -208,6 +208,13 @@ static void measuredEffects(TorchOp op, MeasuredSavesAttr saves,
     return;
   for (int64_t index : saves.getOperands())
     fx.savedValues.push_back(op->getOperand(index));
+  ArrayRef<int64_t> elements = saves.getElements();
+  for (size_t i = 0; i + 1 < elements.size(); i += 2)
+    fx.savedValues.push_back(*std::next(
+        TorchOp::getConstructedElements(op->getOperand(elements[i]))->begin(),
+        elements[i + 1]));
+  for (int64_t index : saves.getResults())
+    fx.savedValues.push_back(op->getResult(index));
   fx.savedNewBytes.push_back(saves.getBytes());
 }
 

@@ -319,11 +319,11 @@ int mlir::memopt::runCompile(const CompileOptions &options,
     importOptions.signatures = signatures;
   else if (!signatures.empty())
     importOptions.inputs = signatures.front().inputs;
-  // The export takes the weights from the model the import loaded.
+  // The export takes the weights from the model the import loaded, the
+  // kernel probe the values of its integer attributes.
   std::shared_ptr<TorchScriptSource> source;
-  OwningOpRef<ModuleOp> module =
-      importTorchScriptFile(options.inputPath, importOptions, &context,
-                            options.outputPath.empty() ? nullptr : &source);
+  OwningOpRef<ModuleOp> module = importTorchScriptFile(
+      options.inputPath, importOptions, &context, &source);
   if (!module) {
     if (!printer.errorPrinted())
       printer.error("cannot import '" + options.inputPath + "'");
@@ -372,8 +372,8 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   CompileReport report;
   report.timings.importSeconds = phase.lap();
   if (shouldProbeKernels(options)) {
-    FailureOr<KernelProbeSummary> probed =
-        probeKernelHighWaters(*module, KernelProbeOptions{threads});
+    FailureOr<KernelProbeSummary> probed = probeKernelHighWaters(
+        *module, KernelProbeOptions{threads, source.get()});
     if (failed(probed)) {
       if (!printer.errorPrinted())
         printer.error("the kernel probe failed");

@@ -39,13 +39,76 @@ KernelHighWaterAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 MeasuredSavesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                          int64_t bytes, ArrayRef<int64_t> operands) {
+                          int64_t bytes, ArrayRef<int64_t> operands,
+                          ArrayRef<int64_t> elements,
+                          ArrayRef<int64_t> results) {
   if (bytes < 0)
     return emitError() << "measured saved bytes " << bytes << " are negative";
   for (int64_t index : operands)
     if (index < 0)
       return emitError() << "saved operand index " << index << " is negative";
+  if (elements.size() % 2)
+    return emitError() << "saved list elements come in (operand, element) "
+                          "pairs, got "
+                       << elements.size() << " numbers";
+  for (int64_t index : elements)
+    if (index < 0)
+      return emitError() << "saved list element index " << index
+                         << " is negative";
+  for (int64_t index : results)
+    if (index < 0)
+      return emitError() << "saved result index " << index << " is negative";
   return success();
+}
+
+/// `[1, 2, 3]` after the keyword and `=` (`keyword` already parsed).
+static ParseResult parseIndexList(AsmParser &parser,
+                                  SmallVectorImpl<int64_t> &values) {
+  if (parser.parseEqual())
+    return failure();
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+    return parser.parseInteger(values.emplace_back());
+  });
+}
+
+Attribute MeasuredSavesAttr::parse(AsmParser &parser, Type) {
+  int64_t bytes = 0;
+  SmallVector<int64_t> operands, elements, results;
+  if (parser.parseLess() || parser.parseKeyword("bytes") ||
+      parser.parseEqual() || parser.parseInteger(bytes))
+    return {};
+  // The lists in this order, each at most once.
+  std::pair<StringRef, SmallVector<int64_t> *> lists[] = {
+      {"operands", &operands}, {"elements", &elements}, {"results", &results}};
+  size_t next = 0;
+  while (succeeded(parser.parseOptionalComma())) {
+    while (next < std::size(lists) &&
+           failed(parser.parseOptionalKeyword(lists[next].first)))
+      ++next;
+    if (next == std::size(lists)) {
+      parser.emitError(parser.getCurrentLocation(),
+                       "expected 'operands', 'elements' or 'results', in "
+                       "that order");
+      return {};
+    }
+    if (parseIndexList(parser, *lists[next++].second))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    parser.getContext(), bytes, operands, elements, results);
+}
+
+void MeasuredSavesAttr::print(AsmPrinter &printer) const {
+  printer << "<bytes = " << getBytes();
+  if (!getOperands().empty())
+    printer << ", operands = [" << getOperands() << "]";
+  if (!getElements().empty())
+    printer << ", elements = [" << getElements() << "]";
+  if (!getResults().empty())
+    printer << ", results = [" << getResults() << "]";
+  printer << ">";
 }
 
 bool mlir::memopt::isSavePolicy(Attribute attr) {

@@ -129,11 +129,27 @@ LogicalResult TorchOp::verify() {
                << index << " is not a 4-d or 5-d ranked tensor operand";
     }
   }
-  if (MeasuredSavesAttr saves = getMeasuredSavesAttr())
+  if (MeasuredSavesAttr saves = getMeasuredSavesAttr()) {
     for (int64_t index : saves.getOperands())
       if (index >= getNumOperands())
         return emitOpError("measured_saves names operand ")
                << index << " of " << getNumOperands();
+    ArrayRef<int64_t> elements = saves.getElements();
+    for (size_t i = 0; i + 1 < elements.size(); i += 2) {
+      std::optional<OperandRange> list =
+          elements[i] < getNumOperands()
+              ? getConstructedElements(getOperand(elements[i]))
+              : std::nullopt;
+      if (!list || elements[i + 1] >= static_cast<int64_t>(list->size()))
+        return emitOpError("measured_saves names element ")
+               << elements[i + 1] << " of operand " << elements[i]
+               << ", which is not a list built here with that many elements";
+    }
+    for (int64_t index : saves.getResults())
+      if (index >= getNumResults())
+        return emitOpError("measured_saves names result ")
+               << index << " of " << getNumResults();
+  }
   // What saved_input and saved_form both need of the tensor they replace.
   auto staticFloatOperand0 = [&] {
     auto input = getNumOperands()

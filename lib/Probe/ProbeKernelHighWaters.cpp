@@ -5,13 +5,16 @@
 // RecurrentProbe.cpp run it (once per distinct call), and records the
 // result as the op's `high_water` (and, for recurrent layers,
 // `measured_saves`). A kept `if` on tensor data gets the `measured_saves`
-// of its branches (KeptBranchProbe.cpp).
+// of its branches (KeptBranchProbe.cpp), an operator the saved-tensor table
+// does not know those of a run of it alone (UnknownOperatorProbe.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "ConvolutionCall.h"
+#include "GraphRun.h"
 #include "KeptBranchProbe.h"
 #include "ProbeCache.h"
 #include "RecurrentCallFromIR.h"
+#include "UnknownOperatorProbe.h"
 
 #include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Dialect/MemoptAttrs.h"
@@ -212,8 +215,10 @@ mlir::memopt::probeKernelHighWaters(ModuleOp module,
                                     const KernelProbeOptions &options) {
   KernelProbeSummary summary;
   DenseSet<Value> grads = getGradValues(module);
+  ModuleIntegersScope integers(options.source);
   ::memopt::probe::ProbeCache cache;
   llvm::StringMap<KernelMarks> measured;
+  llvm::StringMap<GraphRunMarks> unknownSeen;
   // Runs `measure` unless the marks of `key` are known; null after
   // reporting PyTorch's refusal at `op`.
   auto measureOnce = [&](TorchOp op, const std::string &key, auto isComplete,
@@ -271,8 +276,22 @@ mlir::memopt::probeKernelHighWaters(ModuleOp module,
       setRecurrentMarks(op, *call, *marks);
       return WalkResult::advance();
     }
-    if (!getForm(op.getName()))
+    if (!getForm(op.getName())) {
+      switch (probeUnknownOperator(op, grads, options.threads, unknownSeen)) {
+      case UnknownOperatorProbe::NotApplicable:
+        break;
+      case UnknownOperatorProbe::Measured:
+        ++summary.measured;
+        break;
+      case UnknownOperatorProbe::Reused:
+        ++summary.reused;
+        break;
+      case UnknownOperatorProbe::Skipped:
+        ++summary.skipped;
+        break;
+      }
       return WalkResult::advance();
+    }
     std::optional<ConvolutionCall> call = getCall(op, options.threads);
     if (!call) {
       ++summary.skipped;

@@ -161,5 +161,5 @@ void mlir::memopt::setRecurrentMarks(TorchOp op, const RecurrentCall &call,
   if (marks.retained & ::memopt::probe::kRecurrentHidden)
     add(1);
   op.setMeasuredSavesAttr(
-      MeasuredSavesAttr::get(context, marks.saved, operands));
+      MeasuredSavesAttr::get(context, marks.saved, operands, {}, {}));
 }

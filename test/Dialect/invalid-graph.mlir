@@ -353,3 +353,36 @@ func.func @high_water_held_negative(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {high_water = #memopt.high_water<forward = 24, backward = [-1, 48, 48, 48], backward_held = -2>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @measured_saves_element(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %l = memopt.op "prim::ListConstruct"(%x, %y) [#memopt.arg<0>, #memopt.arg<1>] : (tensor<2x3xf32>, tensor<2x3xf32>) -> !memopt.list<tensor<*xf32>>
+  // expected-error @+1 {{measured_saves names element 2 of operand 0, which is not a list built here with that many elements}}
+  %0 = memopt.op "aten::einsum"(%l) ["ij,ij->ij", #memopt.arg<0>, #memopt.none] {measured_saves = #memopt.saves<bytes = 0, elements = [0, 2]>} : (!memopt.list<tensor<*xf32>>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @measured_saves_element_pairs(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{saved list elements come in (operand, element) pairs, got 3 numbers}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {measured_saves = #memopt.saves<bytes = 0, elements = [0, 1, 2]>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @measured_saves_result(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{measured_saves names result 1 of 1}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {measured_saves = #memopt.saves<bytes = 0, results = [1]>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @measured_saves_order(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{expected 'operands', 'elements' or 'results', in that order}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {measured_saves = #memopt.saves<bytes = 0, results = [0], operands = [0]>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -8,7 +8,7 @@
 #ifndef MEMOPT_CONVERSION_SCALARTYPES_H
 #define MEMOPT_CONVERSION_SCALARTYPES_H
 
-#include "mlir/IR/Types.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 #include <c10/core/ScalarType.h>
 
@@ -38,6 +38,15 @@ inline std::optional<c10::ScalarType> scalarTypeOf(Type element) {
     return c10::kInt;
   if (element.isSignlessInteger(64))
     return c10::kLong;
+  if (auto complex = dyn_cast<ComplexType>(element)) {
+    Type part = complex.getElementType();
+    if (part.isF32())
+      return c10::kComplexFloat;
+    if (part.isF64())
+      return c10::kComplexDouble;
+    if (part.isF16())
+      return c10::kComplexHalf;
+  }
   return std::nullopt;
 }
 

@@ -166,17 +166,24 @@ def Memopt_MeasuredSavesAttr : Memopt_Attr<"MeasuredSaves", "saves"> {
     `memopt.op` (set by `memopt-compile`'s kernel probe on recurrent layer
     stacks, `aten::lstm` / `gru` / `rnn_tanh` / `rnn_relu`, whose autograd
     graph depends on the sequence length, the layer count and the kernel
-    PyTorch picks) replaces the saved-tensor table for that op: `bytes` of
+    PyTorch picks; on kept control flow; on operators the saved-tensor
+    table lacks) replaces the saved-tensor table for that op: `bytes` of
     new tensors its forward keeps until its backward (beyond its results),
-    and the SSA operands (by index) whose tensors it keeps (none: `operands`
-    left out). Measured with the gradients the model asks for; every tensor
+    the SSA operands (by index) whose tensors it keeps (none: `operands`
+    left out), and the elements of list operands it keeps, as flattened
+    (operand, element) pairs (`elements = [0, 1]`: element 1 of the list
+    operand 0; `torch.einsum` keeps a weight but only a copy of a sliced
+    input), and the results it keeps (`results = [0]`: `logcumsumexp`
+    keeps its output). Measured with the gradients the model asks for; every tensor
     operand that requires grad gets a new gradient buffer.
   }];
   let parameters = (ins "int64_t":$bytes,
-                        OptionalArrayRefParameter<"int64_t">:$operands);
-  let assemblyFormat = [{
-    `<` `bytes` `=` $bytes (`,` `operands` `=` `[` $operands^ `]`)? `>`
-  }];
+                        OptionalArrayRefParameter<"int64_t">:$operands,
+                        OptionalArrayRefParameter<"int64_t">:$elements,
+                        OptionalArrayRefParameter<"int64_t">:$results);
+  // `<bytes = N[, operands = [...]][, elements = [...]][, results = [...]]>`:
+  // optional groups opening with the same comma need a hand-written parser.
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 

@@ -88,10 +88,12 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     ```
 
     `high_water = #memopt.high_water<...>` (set by `memopt-compile`'s kernel
-    probe on convolutions and recurrent layers) gives the measured peak
-    memory of the op's forward and backward kernels, and `measured_saves =
-    #memopt.saves<...>` (recurrent layers) what autograd keeps for its
-    backward; they change only what the memory model predicts.
+    probe on convolutions, recurrent layers, kept control flow and
+    operators the saved-tensor table lacks) gives the measured peak memory
+    of the op's forward and backward kernels, and `measured_saves =
+    #memopt.saves<...>` (all but convolutions) what autograd keeps for its
+    backward, the backward then priced whole from `high_water`; they change
+    only what the memory model predicts.
 
     `channels_last` (set by the importer) lists the operands whose tensors
     had channels-last strides when the model ran at import, as a permute

@@ -17,9 +17,15 @@
 
 namespace mlir::memopt {
 
+struct TorchScriptSource;
+
 struct KernelProbeOptions {
   /// Intra-op threads the kernels run with (as training will).
   int threads = 1;
+  /// The model the IR was imported from, when at hand: integer module
+  /// attributes the IR reads (`self.modes`, a slice's end) take their
+  /// values there, so that views of them are made as the model makes them.
+  const TorchScriptSource *source = nullptr;
 };
 
 struct KernelProbeSummary {

@@ -103,6 +103,11 @@ LogicalResult emitBlock(Block &block, torch::jit::Graph &graph,
                         torch::jit::Value *self, ValueMap &values,
                         const BakedAttributes &baked);
 
+/// Appends the node(s) of one op to `graph`, as emitBlock does for each.
+LogicalResult emitOp(Operation *op, torch::jit::Graph &graph,
+                     torch::jit::Value *self, ValueMap &values,
+                     const BakedAttributes &baked);
+
 /// The `forward` graph of `func`, whose first input is `self` of `selfType`.
 std::shared_ptr<torch::jit::Graph>
 buildForwardGraph(func::FuncOp func, const c10::ClassTypePtr &selfType,

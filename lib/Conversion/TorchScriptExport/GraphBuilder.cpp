@@ -262,6 +262,11 @@ LogicalResult GraphEmitter::emitTorchOp(TorchOp op) {
     c10::TypePtr expected;
     if (schema && position < schema->arguments().size())
       expected = schema->arguments()[position].type();
+    // A constant cast to its own type (the importer's form of a constant
+    // tuple argument, `dims=([2], [0])`): the result's type says tuple,
+    // where an array alone would read as a list.
+    if (name == "prim::unchecked_cast" && op.getNumResults() == 1)
+      expected = exporter::convertType(op.getResult(0).getType());
     std::string error;
     auto value = exporter::convertConstant(arg, expected, error);
     if (!value)
@@ -594,6 +599,12 @@ LogicalResult exporter::emitBlock(Block &block, Graph &graph,
     if (failed(emitter.emit(&op)))
       return failure();
   return success();
+}
+
+LogicalResult exporter::emitOp(Operation *op, Graph &graph,
+                               torch::jit::Value *self, ValueMap &values,
+                               const BakedAttributes &baked) {
+  return GraphEmitter(graph, self, values, baked).emit(op);
 }
 
 /// The attributes region bodies in `func` read whose type a region cannot

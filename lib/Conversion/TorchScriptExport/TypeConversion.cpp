@@ -66,9 +66,10 @@ std::optional<at::Tensor> exporter::convertTensorConstant(Attribute elements,
   auto ranked = dyn_cast<RankedTensorType>(type);
   auto array = dyn_cast<ArrayAttr>(elements);
   auto dtype = ranked ? scalarTypeOf(ranked.getElementType()) : std::nullopt;
-  if (!ranked || !ranked.hasStaticShape() || !array || !dtype) {
-    error = "a tensor constant needs a static shape, a supported dtype and "
-            "its flattened elements";
+  if (!ranked || !ranked.hasStaticShape() || !array || !dtype ||
+      c10::isComplexType(*dtype)) {
+    error = "a tensor constant needs a static shape, a real or integer "
+            "dtype and its flattened elements";
     return std::nullopt;
   }
   if (static_cast<int64_t>(array.size()) != ranked.getNumElements()) {

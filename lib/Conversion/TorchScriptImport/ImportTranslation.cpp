@@ -1,6 +1,7 @@
 //===- ImportTranslation.cpp - memopt-translate --import-torchscript ------===//
 #include "memopt/Conversion/OneLineDiagnostic.h"
 #include "memopt/Conversion/TorchScriptImport.h"
+#include "memopt/Conversion/TorchScriptSource.h"
 #include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptDialect.h"
 #include "memopt/Probe/KernelProbe.h"
@@ -94,12 +95,14 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
           options.methods.assign(methods.begin(), methods.end());
         const llvm::MemoryBuffer *buffer =
             sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+        std::shared_ptr<TorchScriptSource> source;
         OwningOpRef<ModuleOp> imported = importTorchScriptBuffer(
             buffer->getBuffer(), buffer->getBufferIdentifier(), options,
-            context);
+            context, probeKernels ? &source : nullptr);
         if (imported && probeKernels) {
           KernelProbeOptions probeOptions;
           probeOptions.threads = probeThreads;
+          probeOptions.source = source.get();
           if (failed(probeKernelHighWaters(*imported, probeOptions)))
             return nullptr;
           // The formulas then assume the threads the marks were made with.

@@ -1,0 +1,541 @@
+//===- GraphRun.cpp - what a TorchScript graph keeps for backward ---------===//
+//
+// Operands are made as the probe makes a convolution's: filled with a small
+// constant (activations stay away from saturation), those that will need a
+// gradient as non-leaves (`leaf * 1`), as a layer's output is in training.
+// What the forward keeps is what the counting allocator still holds after
+// it beyond the results, plus the operands that gained an owner the results
+// do not explain (autograd saved them, or views of them).
+//
+//===----------------------------------------------------------------------===//
+#include "GraphRun.h"
+#include "ProbeSupport.h"
+
+#include "memopt/Conversion/ScalarTypes.h"
+#include "memopt/Conversion/SingleOpGraph.h"
+#include "memopt/Conversion/TorchScriptSource.h"
+#include "memopt/Dialect/MemoptAttrs.h"
+#include "memopt/Dialect/MemoptTypes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+void GraphRunMarks::takeMost(const GraphRunMarks &other) {
+  bytes = std::max(bytes, other.bytes);
+  operands.insert(other.operands.begin(), other.operands.end());
+  elements.insert(other.elements.begin(), other.elements.end());
+  results.insert(other.results.begin(), other.results.end());
+  forward = std::max(forward, other.forward);
+  backward = std::max(backward, other.backward);
+  backwardHeld = std::max(backwardHeld, other.backwardHeld);
+}
+
+/// The model whose integer attributes getStaticInt reads (ModuleIntegersScope).
+static const TorchScriptSource *integerSource = nullptr;
+
+ModuleIntegersScope::ModuleIntegersScope(const TorchScriptSource *source)
+    : saved(integerSource) {
+  integerSource = source;
+}
+
+ModuleIntegersScope::~ModuleIntegersScope() { integerSource = saved; }
+
+/// Integer attribute `path` (dotted, through submodules) of `root`.
+static std::optional<int64_t> readIntAttribute(const torch::jit::Module &root,
+                                               StringRef path) {
+  SmallVector<StringRef> parts;
+  path.split(parts, '.');
+  torch::jit::Module current = root;
+  for (auto [index, part] : llvm::enumerate(parts)) {
+    std::string name = part.str();
+    if (!current.hasattr(name))
+      return std::nullopt;
+    c10::IValue value = current.attr(name);
+    if (index + 1 == parts.size())
+      return value.isInt() ? std::optional<int64_t>(value.toInt())
+                           : std::nullopt;
+    if (!value.isModule())
+      return std::nullopt;
+    current = value.toModule();
+  }
+  return std::nullopt;
+}
+
+static std::optional<int64_t> staticIntOf(Value value, unsigned depth) {
+  if (auto read = value.getDefiningOp<GetAttrOp>();
+      read && integerSource && value.getType().isInteger(64))
+    return readIntAttribute(integerSource->module, read.getPath());
+  auto op = value.getDefiningOp<TorchOp>();
+  if (!op || depth > 16 || !value.getType().isInteger(64))
+    return std::nullopt;
+  ArrayRef<Attribute> args = op.getArgs().getValue();
+  auto argInt = [&](unsigned i) -> std::optional<int64_t> {
+    if (i >= args.size())
+      return std::nullopt;
+    if (auto constant = dyn_cast<IntegerAttr>(args[i]))
+      return constant.getInt();
+    if (Value operand = op.getOperandArg(i))
+      return staticIntOf(operand, depth + 1);
+    return std::nullopt;
+  };
+  StringRef name = op.getName();
+  if (name == "aten::size" && args.size() == 2) {
+    RankedTensorType type = op.getStaticTensorArg(0);
+    std::optional<int64_t> dim = argInt(1);
+    if (!type || !dim || *dim < -type.getRank() || *dim >= type.getRank())
+      return std::nullopt;
+    return type.getDimSize(*dim < 0 ? *dim + type.getRank() : *dim);
+  }
+  if ((name == "aten::dim" || name == "aten::numel") && args.size() == 1) {
+    RankedTensorType type = op.getStaticTensorArg(0);
+    if (!type)
+      return std::nullopt;
+    return name == "aten::dim" ? type.getRank() : type.getNumElements();
+  }
+  if (args.size() != 2)
+    return std::nullopt;
+  std::optional<int64_t> a = argInt(0), b = argInt(1);
+  if (!a || !b)
+    return std::nullopt;
+  if (name == "aten::add")
+    return *a + *b;
+  if (name == "aten::sub")
+    return *a - *b;
+  if (name == "aten::mul")
+    return *a * *b;
+  // Python's floor division and modulo (TorchScript's on ints).
+  if ((name == "aten::floordiv" || name == "aten::__floordiv__") && *b != 0)
+    return *a / *b - ((*a % *b != 0) && ((*a < 0) != (*b < 0)));
+  if ((name == "aten::remainder" || name == "aten::__mod__") && *b != 0)
+    return ((*a % *b) + *b) % *b;
+  return std::nullopt;
+}
+
+std::optional<int64_t> mlir::memopt::getStaticInt(Value value) {
+  return staticIntOf(value, 0);
+}
+
+static bool isMakeableTensor(Value value, bool floatingOnly) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return false;
+  std::optional<c10::ScalarType> dtype = scalarTypeOf(type.getElementType());
+  return dtype && (!floatingOnly || at::isFloatingType(*dtype) ||
+                   at::isComplexType(*dtype));
+}
+
+/// The elements of a list built by prim::ListConstruct and read only
+/// (a list appended to later holds more than its construction says).
+static std::optional<OperandRange> getReadOnlyElements(Value list) {
+  std::optional<OperandRange> elements = TorchOp::getConstructedElements(list);
+  if (!elements)
+    return std::nullopt;
+  for (Operation *user : list.getUsers()) {
+    auto read = dyn_cast<TorchOp>(user);
+    if (!read || read.getName() == "aten::append" ||
+        read.getName() == "aten::extend" || read.getName() == "aten::insert" ||
+        read.getName() == "aten::_set_item" || read.getName() == "aten::pop" ||
+        read.getName() == "aten::clear")
+      return std::nullopt;
+  }
+  return elements;
+}
+
+/// A constant list of integers that reaches the op through a tuple (the
+/// importer's form of `dims=([2], [0])`: prim::TupleUnpack of a constant
+/// cast to its tuple type).
+static std::optional<SmallVector<int64_t>>
+getUnpackedConstantInts(Value value) {
+  auto unpack = value.getDefiningOp<TorchOp>();
+  if (!unpack || unpack.getName() != "prim::TupleUnpack" ||
+      unpack->getNumOperands() != 1)
+    return std::nullopt;
+  auto constant = unpack->getOperand(0).getDefiningOp<TorchOp>();
+  while (constant && constant.getName() == "prim::unchecked_cast" &&
+         constant->getNumOperands() == 1)
+    constant = constant->getOperand(0).getDefiningOp<TorchOp>();
+  if (!constant || constant.getName() != "prim::unchecked_cast" ||
+      constant->getNumOperands() != 0 || constant.getArgs().size() != 1)
+    return std::nullopt;
+  auto tuple = dyn_cast<ArrayAttr>(constant.getArgs()[0]);
+  unsigned index = cast<OpResult>(value).getResultNumber();
+  auto list = tuple && index < tuple.size() ? dyn_cast<ArrayAttr>(tuple[index])
+                                            : ArrayAttr();
+  if (!list)
+    return std::nullopt;
+  SmallVector<int64_t> ints;
+  for (Attribute element : list) {
+    auto integer = dyn_cast<IntegerAttr>(element);
+    if (!integer)
+      return std::nullopt;
+    ints.push_back(integer.getInt());
+  }
+  return ints;
+}
+
+bool mlir::memopt::canMakeOperand(Value operand, bool floatingOnly) {
+  if (getStaticInt(operand) || isMakeableTensor(operand, floatingOnly) ||
+      getUnpackedConstantInts(operand))
+    return true;
+  auto list = dyn_cast<ListType>(operand.getType());
+  std::optional<OperandRange> elements =
+      list ? getReadOnlyElements(operand) : std::nullopt;
+  if (!elements)
+    return false;
+  if (isa<TensorType>(list.getElementType()))
+    return llvm::all_of(*elements, [&](Value element) {
+      return isMakeableTensor(element, floatingOnly);
+    });
+  return list.getElementType().isInteger(64) &&
+         llvm::all_of(*elements,
+                      [](Value element) { return getStaticInt(element); });
+}
+
+namespace {
+/// The made-up tensors of one run, with the operand each stands for.
+struct MadeTensor {
+  at::Tensor tensor;
+  /// The op's operands that are this tensor, and (operand, element) pairs
+  /// of list operands holding it.
+  SmallVector<unsigned, 1> operands;
+  SmallVector<std::pair<unsigned, unsigned>, 1> elements;
+  int64_t owners = 0;        // of the tensor itself, before the run
+  int64_t storageOwners = 0; // of its storage
+};
+} // namespace
+
+/// The view ops `value` is made by from a tensor that is not a view (its
+/// root), root first, when their other operands are integers computed from
+/// static shapes; empty otherwise.
+static SmallVector<TorchOp> getViewChain(Value value) {
+  SmallVector<TorchOp> chain;
+  Value current = value;
+  while (auto op = current.getDefiningOp<TorchOp>()) {
+    std::optional<ArrayRef<int64_t>> views = op.getViews();
+    unsigned index = cast<OpResult>(current).getResultNumber();
+    if (!views || index >= views->size() || (*views)[index] < 0 ||
+        op.getMutates() || op.getScript() || chain.size() >= 16)
+      break;
+    Value viewed = op->getOperand((*views)[index]);
+    for (Value operand : op->getOperands())
+      if (operand != viewed && !(canMakeOperand(operand, false) &&
+                                 !isa<TensorType>(operand.getType())))
+        return {};
+    chain.push_back(op);
+    current = viewed;
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+/// Integers computed from static shapes, and lists of them (or constant).
+static c10::IValue makeInts(Value value) {
+  if (std::optional<int64_t> constant = getStaticInt(value))
+    return *constant;
+  c10::List<int64_t> ints;
+  if (std::optional<SmallVector<int64_t>> constant =
+          getUnpackedConstantInts(value)) {
+    for (int64_t element : *constant)
+      ints.push_back(element);
+    return ints;
+  }
+  OperandRange elements = *TorchOp::getConstructedElements(value);
+  for (Value element : elements)
+    ints.push_back(*getStaticInt(element));
+  return ints;
+}
+
+static at::Tensor makeContiguous(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  at::ScalarType dtype = *scalarTypeOf(type.getElementType());
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  return at::full(shape, 0.01, at::TensorOptions().dtype(dtype));
+}
+
+/// `value` laid out as the model lays it out where it is a view (a slice
+/// of a bigger tensor: strided, its storage the bigger one's): the view
+/// ops replayed on a made-up root. Undefined when they cannot be.
+static at::Tensor makeView(Value value) {
+  SmallVector<TorchOp> chain = getViewChain(value);
+  if (chain.empty())
+    return {};
+  std::optional<OpGraph> prefix = buildOpGraph(chain, {value});
+  if (!prefix)
+    return {};
+  torch::jit::Stack stack;
+  for (Value input : prefix->inputs) {
+    if (isa<TensorType>(input.getType())) {
+      if (!isMakeableTensor(input, /*floatingOnly=*/false))
+        return {};
+      stack.push_back(makeContiguous(input));
+    } else {
+      stack.push_back(makeInts(input));
+    }
+  }
+  try {
+    c10::AutoGradMode noGrad(false);
+    torch::jit::Code code(prefix->graph, "memopt_probe_view");
+    torch::jit::InterpreterState(code).run(stack);
+  } catch (const std::exception &) {
+    return {};
+  }
+  if (stack.size() != 1 || !stack[0].isTensor())
+    return {};
+  return stack[0].toTensor();
+}
+
+/// A tensor of `value`'s static shape, as a layer's output is in training:
+/// one that will need a gradient is a non-leaf (`leaf * 1`; a view,
+/// `leaf.view_as(leaf)`, of the view's layout): an AccumulateGrad node
+/// would hold a leaf as if the op had saved it.
+static at::Tensor makeTensor(Value value, const DenseSet<Value> &grads) {
+  at::ScalarType dtype =
+      *scalarTypeOf(cast<TensorType>(value.getType()).getElementType());
+  bool grad = grads.contains(value) &&
+              (at::isFloatingType(dtype) || at::isComplexType(dtype));
+  if (at::Tensor view = makeView(value); view.defined()) {
+    at::Tensor leaf = view.detach();
+    if (!grad)
+      return leaf;
+    leaf.requires_grad_(true);
+    return leaf.view_as(leaf);
+  }
+  at::Tensor leaf = makeContiguous(value);
+  if (!grad)
+    return leaf;
+  leaf.requires_grad_(true);
+  return leaf * 1;
+}
+
+/// Whether `result` matches the IR's type of the op's result `index`
+/// (when that is a statically shaped tensor).
+static bool matchesResultType(TorchOp op, unsigned index,
+                              const at::Tensor &result) {
+  if (index >= op->getNumResults())
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(index).getType());
+  if (!type || !type.hasStaticShape())
+    return true;
+  return ArrayRef<int64_t>(result.sizes().vec()) == type.getShape();
+}
+
+static std::optional<GraphRunMarks>
+runOnce(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
+        const std::vector<Value> &inputs, const DenseSet<Value> &grads,
+        const std::vector<c10::IValue> &leading, bool opAlone,
+        bool incomingHeld) {
+  using namespace ::memopt::probe;
+  std::vector<MadeTensor> made;
+  std::vector<c10::IValue> values;
+  // Where the op reads each made tensor: as an operand, or as an element
+  // of a list operand.
+  auto make = [&](Value input) {
+    MadeTensor tensor{makeTensor(input, grads), {}, {}};
+    for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+      if (operand == input)
+        tensor.operands.push_back(index);
+      if (std::optional<OperandRange> elements =
+              TorchOp::getConstructedElements(operand))
+        for (auto [position, element] : llvm::enumerate(*elements))
+          if (element == input)
+            tensor.elements.push_back({index, position});
+    }
+    made.push_back(std::move(tensor));
+  };
+  for (Value input : inputs) {
+    if (!isa<TensorType>(input.getType()) && !isa<ListType>(input.getType())) {
+      values.push_back(makeInts(input));
+      continue;
+    }
+    if (isa<TensorType>(input.getType())) {
+      make(input);
+      values.emplace_back(made.back().tensor);
+      continue;
+    }
+    auto list = cast<ListType>(input.getType());
+    if (!isa<TensorType>(list.getElementType())) {
+      values.push_back(makeInts(input));
+      continue;
+    }
+    c10::List<at::Tensor> tensors;
+    OperandRange elements = *TorchOp::getConstructedElements(input);
+    for (Value element : elements) {
+      make(element);
+      tensors.push_back(made.back().tensor);
+    }
+    values.emplace_back(std::move(tensors));
+  }
+  std::set<const void *> inputStorages;
+  for (MadeTensor &input : made)
+    inputStorages.insert(input.tensor.storage().data());
+  torch::jit::Stack stack(leading.begin(), leading.end());
+  for (c10::IValue &value : values)
+    stack.push_back(std::move(value));
+  values.clear();
+  // Counted with the stack's handles (and lists') gone: the run consumes
+  // them, so they are no owners afterwards.
+  auto countOwners = [&](const at::Tensor &tensor) {
+    int64_t held = 0;
+    for (const c10::IValue &value : stack) {
+      if (value.isTensor() && value.toTensor().is_same(tensor))
+        ++held;
+      if (value.isTensorList())
+        for (const at::Tensor &element : value.toTensorList().vec())
+          held += element.is_same(tensor);
+    }
+    return held;
+  };
+  for (MadeTensor &input : made) {
+    int64_t held = countOwners(input.tensor);
+    // A list's `vec()` copies above hold no reference once gone.
+    input.owners = input.tensor.use_count() - held;
+    input.storageOwners = input.tensor.storage().use_count();
+  }
+
+  c10::AutoGradMode gradMode(true);
+  int64_t before = getLiveBytes();
+  GraphRunMarks marks;
+  try {
+    torch::jit::Code code(graph, "memopt_probe_run");
+    marks.forward =
+        measurePeak([&] { torch::jit::InterpreterState(code).run(stack); });
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+  std::set<const void *> results;
+  int64_t resultBytes = 0;
+  for (auto [index, value] : llvm::enumerate(stack)) {
+    // Alone, an op's results are tensors or plain values: a list of
+    // tensors would count as kept bytes.
+    if (opAlone && !value.isTensor() && !value.isNone() && !value.isInt() &&
+        !value.isDouble() && !value.isBool())
+      return std::nullopt;
+    if (!value.isTensor() || !value.toTensor().defined())
+      continue;
+    const at::Tensor &result = value.toTensor();
+    const void *storage = result.storage().data();
+    if (opAlone &&
+        (inputStorages.count(storage) || !matchesResultType(op, index, result)))
+      return std::nullopt;
+    if (!inputStorages.count(storage) && results.insert(storage).second)
+      resultBytes += result.storage().nbytes();
+  }
+  marks.bytes = std::max<int64_t>(getLiveBytes() - before - resultBytes, 0);
+  // The results autograd saved: it keeps an output as another tensor of
+  // the same storage (SavedVariable's tensor_data), which nothing on the
+  // stack accounts for.
+  for (auto [index, value] : llvm::enumerate(stack)) {
+    if (!value.isTensor() || !value.toTensor().defined() ||
+        inputStorages.count(value.toTensor().storage().data()))
+      continue;
+    const at::Tensor &result = value.toTensor();
+    int64_t onStack = 0;
+    for (const c10::IValue &other : stack)
+      onStack += other.isTensor() && other.toTensor().defined() &&
+                 other.toTensor().storage().is_alias_of(result.storage());
+    // A view returned (tensordot's reshaped product) keeps its base alive
+    // through autograd's view tracking: not a saved tensor.
+    if (result.is_view())
+      ++onStack;
+    if (result.storage().use_count() > onStack)
+      marks.results.insert(index);
+  }
+  // The operands that gained owners besides the results (an operand
+  // returned as is, or a view of it): saved variables or views of them.
+  for (MadeTensor &input : made) {
+    int64_t owners = input.tensor.use_count();
+    int64_t storageOwners = input.tensor.storage().use_count();
+    for (const c10::IValue &value : stack) {
+      if (!value.isTensor() || !value.toTensor().defined())
+        continue;
+      if (value.toTensor().is_same(input.tensor))
+        --owners;
+      else if (value.toTensor().storage().is_alias_of(input.tensor.storage()))
+        --storageOwners;
+    }
+    if (owners > input.owners || storageOwners > input.storageOwners) {
+      marks.operands.insert(input.operands.begin(), input.operands.end());
+      marks.elements.insert(input.elements.begin(), input.elements.end());
+    }
+  }
+
+  // Backward from every result that requires grad; the incoming gradients
+  // are made before (the model counts them live before the op's backward).
+  // Held: they reach the results directly and stay referenced here. Else
+  // each reaches its result through a `* 1`, whose gradient, a new buffer
+  // the engine frees once the graph's first node has consumed it, stands
+  // for the incoming one: its bytes come off the mark. The results stay
+  // referenced, as bytes of `before`: what the backward adds on top is the
+  // same whether or not they are freed first.
+  std::vector<at::Tensor> returned, roots, incoming, wrt;
+  int64_t incomingBytes = 0;
+  for (const c10::IValue &value : stack)
+    if (value.isTensor() && value.toTensor().defined() &&
+        value.toTensor().requires_grad()) {
+      returned.push_back(value.toTensor());
+      roots.push_back(incomingHeld ? returned.back() : returned.back() * 1);
+      incoming.push_back(at::ones_like(roots.back()));
+      if (!incomingHeld)
+        incomingBytes += roots.back().storage().nbytes();
+    }
+  for (MadeTensor &input : made)
+    if (input.tensor.requires_grad())
+      wrt.push_back(input.tensor);
+  stack.clear();
+  if (roots.empty() || wrt.empty())
+    return marks;
+  std::vector<at::Tensor> gradients;
+  int64_t mark;
+  try {
+    mark = measurePeak([&] {
+      gradients = torch::autograd::grad(roots, wrt, incoming,
+                                        /*retain_graph=*/false,
+                                        /*create_graph=*/false,
+                                        /*allow_unused=*/true);
+    });
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+  mark = std::max<int64_t>(mark - incomingBytes, 0);
+  (incomingHeld ? marks.backwardHeld : marks.backward) = mark;
+  return marks;
+}
+
+std::optional<GraphRunMarks> mlir::memopt::measureGraphRun(
+    const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
+    const std::vector<Value> &inputs, const DenseSet<Value> &grads,
+    const std::vector<c10::IValue> &leading, bool opAlone) {
+  std::optional<GraphRunMarks> marks =
+      runOnce(graph, op, inputs, grads, leading, opAlone, /*held=*/false);
+  if (!marks)
+    return std::nullopt;
+  // The same run again for the backward with the incoming gradient held.
+  if (std::optional<GraphRunMarks> held =
+          runOnce(graph, op, inputs, grads, leading, opAlone, /*held=*/true))
+    marks->backwardHeld = held->backwardHeld;
+  else
+    marks->backwardHeld = marks->backward;
+  return marks;
+}
+
+void mlir::memopt::setGraphRunMarks(TorchOp op, const GraphRunMarks &marks) {
+  SmallVector<int64_t> operands(marks.operands.begin(), marks.operands.end());
+  SmallVector<int64_t> elements;
+  for (auto [operand, element] : marks.elements) {
+    elements.push_back(operand);
+    elements.push_back(element);
+  }
+  SmallVector<int64_t> results(marks.results.begin(), marks.results.end());
+  op.setMeasuredSavesAttr(MeasuredSavesAttr::get(op.getContext(), marks.bytes,
+                                                 operands, elements, results));
+  op.setHighWaterAttr(KernelHighWaterAttr::get(
+      op.getContext(), marks.forward,
+      {-1, marks.backward, marks.backward, marks.backward},
+      std::max(marks.backwardHeld, marks.backward)));
+}

@@ -1,0 +1,98 @@
+//===- UnknownOperatorProbe.cpp - operators the table does not know -------===//
+//
+// The saved-tensor table says what autograd keeps for each operator it
+// lists; for any other the memory model can only assume the worst (every
+// operand and result saved) and knows nothing of the buffers its kernels
+// make (an FFT's, einsum's permuted copies, cumsum's flipped gradients).
+// Such an operator is a fixed computation at static shapes, so it is run
+// once alone, as the exporter writes it, and priced from what it kept and
+// allocated, as kept control flow is (GraphRun.h).
+//
+//===----------------------------------------------------------------------===//
+#include "UnknownOperatorProbe.h"
+#include "ProbeSupport.h"
+
+#include "memopt/Analysis/SavedTensorTable.h"
+#include "memopt/Conversion/SingleOpGraph.h"
+#include "memopt/Probe/KernelProbe.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::memopt;
+
+/// Whether `op` is a candidate: an ATen call (not in place, whose aliasing
+/// the table would have to say) without a table row, some operand of which
+/// will require grad, every operand one the probe can make.
+static bool isCandidate(TorchOp op, const DenseSet<Value> &grads) {
+  StringRef name = op.getName();
+  if (!name.starts_with("aten::") || name.ends_with("_") || op.getScript() ||
+      SavedTensorTable::get().knows(name) ||
+      llvm::none_of(op->getResultTypes(),
+                    [](Type type) { return isa<TensorType>(type); }))
+    return false;
+  bool anyGrad = false;
+  for (Value operand : op->getOperands()) {
+    if (!canMakeOperand(operand, /*floatingOnly=*/true))
+      return false;
+    anyGrad |= grads.contains(operand);
+    if (std::optional<OperandRange> elements =
+            TorchOp::getConstructedElements(operand))
+      anyGrad |= llvm::any_of(
+          *elements, [&](Value element) { return grads.contains(element); });
+  }
+  return anyGrad;
+}
+
+/// What identifies the call: the operator, its arguments, and each
+/// operand's type, gradient and static value.
+static std::string getCallKey(TorchOp op, const DenseSet<Value> &grads) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << op.getName() << '.' << op.getOverload().value_or("") << ' '
+     << op.getArgs();
+  auto describe = [&](Value value) {
+    os << ' ' << value.getType() << (grads.contains(value) ? "g" : "");
+    if (std::optional<int64_t> constant = getStaticInt(value))
+      os << '=' << *constant;
+  };
+  for (Value operand : op->getOperands()) {
+    describe(operand);
+    if (std::optional<OperandRange> elements =
+            TorchOp::getConstructedElements(operand)) {
+      os << " [";
+      for (Value element : *elements)
+        describe(element);
+      os << " ]";
+    }
+  }
+  return os.str();
+}
+
+UnknownOperatorProbe
+mlir::memopt::probeUnknownOperator(TorchOp op, const DenseSet<Value> &grads,
+                                   int threads,
+                                   llvm::StringMap<GraphRunMarks> &seen) {
+  if (!isCandidate(op, grads))
+    return UnknownOperatorProbe::NotApplicable;
+  std::string key = getCallKey(op, grads);
+  if (auto it = seen.find(key); it != seen.end()) {
+    setGraphRunMarks(op, it->second);
+    return UnknownOperatorProbe::Reused;
+  }
+  SmallVector<Value> results(op->getResults());
+  std::optional<OpGraph> alone = buildOpGraph({op}, results);
+  if (!alone)
+    return UnknownOperatorProbe::Skipped;
+  ::memopt::runtime::enableMemoryStats();
+  ::memopt::probe::ThreadCountScope scope(threads);
+  KernelCrashGuard guard(op, "operator");
+  std::optional<GraphRunMarks> marks =
+      measureGraphRun(alone->graph, op, alone->inputs, grads, {},
+                      /*opAlone=*/true);
+  if (!marks)
+    return UnknownOperatorProbe::Skipped;
+  seen[key] = *marks;
+  setGraphRunMarks(op, *marks);
+  return UnknownOperatorProbe::Measured;
+}
