@@ -542,11 +542,21 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
   // first one's storage (InputBuffer::accumulate); a first gradient that is
   // a slice of a bigger one (cat's backward) or shared (add's) is replaced
   // by a new sum, which lets the shared buffer go.
-  temps.push_back(grad);
   unsigned old = it->second;
   int64_t bytes = std::max<int64_t>(getDeviceBytes(value.getType()), 0);
-  if (storage.getRefs(old) == 1 && storage.getBytes(old) == bytes)
+  if (storage.getRefs(old) == 1 && storage.getBytes(old) == bytes) {
+    temps.push_back(grad);
     return;
+  }
+  // Or into the second one when it alone holds that (a fresh slice
+  // gradient arriving after the caller's loss gradient was passed on).
+  if (storage.getRefs(grad) == 1 && storage.getBytes(grad) == bytes) {
+    it->second = grad;
+    storage.noteGradOf(value, grad);
+    storage.release(old);
+    return;
+  }
+  temps.push_back(grad);
   unsigned sum = storage.newStorage(bytes);
   storage.retain(sum);
   it->second = sum;
@@ -700,7 +710,10 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
     bool incomingHeld = incoming && storage.getRefs(*incoming) > 1;
     if (incoming)
       for (auto [index, entry] : llvm::enumerate(node.grads)) {
-        auto [value, fresh] = entry;
+        auto [value, newBuffer] = entry;
+        // A write through a view hands its source a clone of the slice of
+        // the gradient (CopySlices), where a write in place passes it on.
+        bool fresh = newBuffer || node.viewWriteBytes > 0;
         Value target =
             index < node.gradTargets.size() ? node.gradTargets[index] : value;
         int64_t blocked = -1;
