@@ -90,23 +90,6 @@ bool functionalize(TorchOp construct) {
   return true;
 }
 
-/// A list no op writes after it is built: a `prim::ListConstruct` whose
-/// users are all memopt.ops that do not mutate it.
-bool isReadOnlyList(Value list) {
-  auto construct = list.getDefiningOp<TorchOp>();
-  if (!construct || construct.getName() != "prim::ListConstruct")
-    return false;
-  for (OpOperand &use : list.getUses()) {
-    auto user = dyn_cast<TorchOp>(use.getOwner());
-    if (!user)
-      return false;
-    if (std::optional<ArrayRef<int64_t>> written = user.getMutates())
-      if (llvm::is_contained(*written, int64_t(use.getOperandNumber())))
-        return false;
-  }
-  return true;
-}
-
 /// The value of the int argument `position` of `op` when it is a constant
 /// or computed from constants and the lengths of read-only lists by
 /// `aten::len` and int `add` / `sub` / `mul`.
@@ -120,7 +103,7 @@ std::optional<int64_t> constantInt(Value value, unsigned depth) {
   StringRef name = op.getName();
   StringRef overload = op.getOverload().value_or("");
   if (name == "aten::len" && overload == "t" && op.getNumOperands() == 1 &&
-      isReadOnlyList(op.getOperand(0)))
+      TorchOp::isReadOnlyList(op.getOperand(0)))
     return op.getOperand(0).getDefiningOp()->getNumOperands();
   if (overload != "int" || op.getArgs().size() != 2)
     return std::nullopt;
@@ -158,7 +141,8 @@ bool foldConstantListReads(func::FuncOp func) {
   func.walk([&](TorchOp op) {
     if (op.getName() == "aten::__getitem__" &&
         op.getOverload().value_or("") == "t" && op.getArgs().size() == 2 &&
-        op->getNumResults() == 1 && isReadOnlyList(op.getOperandArg(0)))
+        op->getNumResults() == 1 &&
+        TorchOp::isReadOnlyList(op.getOperandArg(0)))
       reads.push_back(op);
   });
   bool changed = false;

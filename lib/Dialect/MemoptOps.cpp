@@ -252,7 +252,11 @@ TorchOp::getConstantIntsArg(unsigned position) {
   Attribute attr = getArgs()[position];
   if (auto i = dyn_cast<IntegerAttr>(attr))
     return SmallVector<int64_t>{i.getInt()};
-  auto list = dyn_cast<ArrayAttr>(attr);
+  return getIntegers(attr);
+}
+
+std::optional<SmallVector<int64_t>> TorchOp::getIntegers(Attribute attr) {
+  auto list = dyn_cast_or_null<ArrayAttr>(attr);
   if (!list)
     return std::nullopt;
   SmallVector<int64_t> values;
@@ -263,6 +267,21 @@ TorchOp::getConstantIntsArg(unsigned position) {
     values.push_back(i.getInt());
   }
   return values;
+}
+
+bool TorchOp::isReadOnlyList(Value list) {
+  auto construct = list.getDefiningOp<TorchOp>();
+  if (!construct || construct.getName() != "prim::ListConstruct")
+    return false;
+  for (OpOperand &use : list.getUses()) {
+    auto user = dyn_cast<TorchOp>(use.getOwner());
+    if (!user)
+      return false;
+    if (std::optional<ArrayRef<int64_t>> written = user.getMutates())
+      if (llvm::is_contained(*written, int64_t(use.getOperandNumber())))
+        return false;
+  }
+  return true;
 }
 
 bool TorchOp::isFunctional() {

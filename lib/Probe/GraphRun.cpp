@@ -130,21 +130,11 @@ static bool isMakeableTensor(Value value, bool floatingOnly) {
                    at::isComplexType(*dtype));
 }
 
-/// The elements of a list built by prim::ListConstruct and read only
-/// (a list appended to later holds more than its construction says).
+/// The elements of a list built by prim::ListConstruct and read only.
 static std::optional<OperandRange> getReadOnlyElements(Value list) {
-  std::optional<OperandRange> elements = TorchOp::getConstructedElements(list);
-  if (!elements)
+  if (!TorchOp::isReadOnlyList(list))
     return std::nullopt;
-  for (Operation *user : list.getUsers()) {
-    auto read = dyn_cast<TorchOp>(user);
-    if (!read || read.getName() == "aten::append" ||
-        read.getName() == "aten::extend" || read.getName() == "aten::insert" ||
-        read.getName() == "aten::_set_item" || read.getName() == "aten::pop" ||
-        read.getName() == "aten::clear")
-      return std::nullopt;
-  }
-  return elements;
+  return TorchOp::getConstructedElements(list);
 }
 
 /// A constant list of integers that reaches the op through a tuple (the
@@ -165,18 +155,9 @@ getUnpackedConstantInts(Value value) {
     return std::nullopt;
   auto tuple = dyn_cast<ArrayAttr>(constant.getArgs()[0]);
   unsigned index = cast<OpResult>(value).getResultNumber();
-  auto list = tuple && index < tuple.size() ? dyn_cast<ArrayAttr>(tuple[index])
-                                            : ArrayAttr();
-  if (!list)
+  if (!tuple || index >= tuple.size())
     return std::nullopt;
-  SmallVector<int64_t> ints;
-  for (Attribute element : list) {
-    auto integer = dyn_cast<IntegerAttr>(element);
-    if (!integer)
-      return std::nullopt;
-    ints.push_back(integer.getInt());
-  }
-  return ints;
+  return TorchOp::getIntegers(tuple[index]);
 }
 
 bool mlir::memopt::canMakeOperand(Value operand, bool floatingOnly) {
@@ -212,8 +193,8 @@ struct MadeTensor {
 
 /// The view ops `value` is made by from a tensor that is not a view (its
 /// root), root first, when their other operands are integers computed from
-/// static shapes; empty otherwise.
-static SmallVector<TorchOp> getViewChain(Value value) {
+/// static shapes; empty otherwise. `root` (when given) gets the root.
+static SmallVector<TorchOp> getViewChain(Value value, Value *root = nullptr) {
   SmallVector<TorchOp> chain;
   Value current = value;
   while (auto op = current.getDefiningOp<TorchOp>()) {
@@ -231,7 +212,23 @@ static SmallVector<TorchOp> getViewChain(Value value) {
     current = viewed;
   }
   std::reverse(chain.begin(), chain.end());
+  if (root)
+    *root = current;
   return chain;
+}
+
+void mlir::memopt::describeLayout(Value value, llvm::raw_ostream &os) {
+  Value root;
+  SmallVector<TorchOp> chain = getViewChain(value, &root);
+  if (chain.empty())
+    return;
+  os << " view of " << root.getType();
+  for (TorchOp view : chain) {
+    os << ' ' << view.getName() << view.getArgs();
+    for (Value operand : view->getOperands())
+      if (std::optional<int64_t> constant = getStaticInt(operand))
+        os << '=' << *constant;
+  }
 }
 
 /// Integers computed from static shapes, and lists of them (or constant).

@@ -69,6 +69,13 @@ private:
 /// shapes, or a list prim::ListConstruct builds of either.
 bool canMakeOperand(Value operand, bool floatingOnly);
 
+/// Writes how the probe lays `value` out when it is a view in the IR (the
+/// view ops from its root, their arguments and integer operands, the
+/// root's type); nothing for a value it makes contiguous. Part of what
+/// identifies a call: the same types as a slice or as a whole tensor keep
+/// different bytes.
+void describeLayout(Value value, llvm::raw_ostream &os);
+
 /// Runs `graph`, whose inputs after `leading` stand for the values
 /// `inputs` (each an operand of `op` or an element of a list operand, one
 /// that canMakeOperand accepts), forward and backward, twice: the incoming

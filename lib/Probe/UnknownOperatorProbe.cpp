@@ -45,7 +45,7 @@ static bool isCandidate(TorchOp op, const DenseSet<Value> &grads) {
 }
 
 /// What identifies the call: the operator, its arguments, and each
-/// operand's type, gradient and static value.
+/// operand's type, gradient, layout and static value.
 static std::string getCallKey(TorchOp op, const DenseSet<Value> &grads) {
   std::string key;
   llvm::raw_string_ostream os(key);
@@ -53,6 +53,7 @@ static std::string getCallKey(TorchOp op, const DenseSet<Value> &grads) {
      << op.getArgs();
   auto describe = [&](Value value) {
     os << ' ' << value.getType() << (grads.contains(value) ? "g" : "");
+    describeLayout(value, os);
     if (std::optional<int64_t> constant = getStaticInt(value))
       os << '=' << *constant;
   };

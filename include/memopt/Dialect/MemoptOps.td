@@ -148,9 +148,15 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     /// The integers of argument `position` when it is a constant int or
     /// int list.
     std::optional<SmallVector<int64_t>> getConstantIntsArg(unsigned position);
+    /// The integers of `attr` when it is an array of integer attributes.
+    static std::optional<SmallVector<int64_t>> getIntegers(Attribute attr);
     /// The elements of `list` when a `prim::ListConstruct` of SSA operands
     /// only (no constant entries) defines it.
     static std::optional<OperandRange> getConstructedElements(Value list);
+    /// Whether no op writes `list` after it is built: a
+    /// `prim::ListConstruct` whose users are all memopt.ops that do not
+    /// mutate it (an `append` would hold more than the construction says).
+    static bool isReadOnlyList(Value list);
   }];
 }
 

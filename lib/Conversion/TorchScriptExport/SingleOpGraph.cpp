@@ -25,7 +25,7 @@ std::optional<OpGraph> mlir::memopt::buildOpGraph(ArrayRef<TorchOp> ops,
   built.graph = std::make_shared<torch::jit::Graph>();
   exporter::ValueMap values;
   exporter::BakedAttributes none;
-  for (TorchOp op : llvm::to_vector(ops)) {
+  for (TorchOp op : ops) {
     // Only plain operator calls: the exporter rewrites ops carrying plan
     // attributes, and kept control flow has its own probe.
     if (op.getScript() || op.getBackwardAttr() || op.getSavedInputAttr() ||
