@@ -3,8 +3,9 @@
 of 1 to 24 layers and a SpikingJelly-style spiking net with T = 4 to 16
 (python/memopt/zoo_families.py), each compiled with `--prefer memory`.
 Prints a markdown table: ops in the planned IR (`memopt.op`, region bodies
-included), the report's import / kernel-probe / plan / export seconds, and
-the wall time from outside the process (start-up included).
+included), the report's import / kernel-probe / plan / forward-check /
+export seconds, and the wall time from outside the process (start-up
+included).
 
     /usr/bin/python3 bench/compile_scaling.py [--json out.json]
 """
@@ -50,12 +51,13 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     print("| model | inputs | ops | import (s) | probe (s) | plan (s) | "
-          "export (s) | total (s) | wall (s) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          "check (s) | export (s) | total (s) | wall (s) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['model']} | {' '.join(r['inputs'])} | {r['ops']} | "
               f"{r['import_s']:.2f} | {r['probe_s']:.2f} | "
-              f"{r['plan_s']:.2f} | {r['export_s']:.2f} | "
+              f"{r['plan_s']:.2f} | {r.get('check_s', 0):.2f} | "
+              f"{r['export_s']:.2f} | "
               f"{r['total_s']:.2f} | {r['wall_s']:.2f} |")
     return 0
 

@@ -6,6 +6,7 @@
 #include "memopt/Config/TorchVersion.h"
 #include "memopt/Conversion/LaunchStubs.h"
 #include "memopt/Conversion/OneLineDiagnostic.h"
+#include "memopt/Conversion/RuntimeLibrary.h"
 #include "memopt/Conversion/TorchScriptExport.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 #include "memopt/Conversion/ZipArchive.h"
@@ -483,10 +484,24 @@ int mlir::memopt::runCompile(const CompileOptions &options,
       !writeLaunchStubs(*module, options.emitStubsDir, printer))
     return 1;
 
-  // Export.
+  // Export, after one forward of what is about to be written: its memopt
+  // ops need the runtime's kernels in this process.
+  ForwardCheckResult check;
+  bool checking = options.checkForward && !options.outputPath.empty();
+  if (checking) {
+    llvm::Expected<std::string> runtime = loadRuntimeLibrary();
+    if (!runtime) {
+      printer.error("cannot run the compiled model before writing it: " +
+                    llvm::toString(runtime.takeError()) +
+                    "; --no-check-forward writes it unchecked");
+      return 1;
+    }
+    report.forwardCheck.requested = true;
+  }
   if (!options.outputPath.empty() &&
       !writeOutput(options.outputPath, printer, [&](llvm::raw_ostream &os) {
-        return succeeded(exportTorchScript(*module, source.get(), os));
+        return succeeded(exportTorchScript(*module, source.get(), os,
+                                           checking ? &check : nullptr));
       })) {
     if (!printer.errorPrinted())
       printer.error("cannot export the compiled model");
@@ -497,7 +512,10 @@ int mlir::memopt::runCompile(const CompileOptions &options,
       llvm::sys::fs::is_regular_file(options.outputPath) &&
       !verifyWrittenArchive(options.outputPath, printer))
     return 1;
-  report.timings.exportSeconds = phase.lap();
+  report.forwardCheck.compared = check.compared;
+  report.forwardCheck.notCompared = check.notCompared;
+  report.timings.checkSeconds = check.seconds;
+  report.timings.exportSeconds = phase.lap() - check.seconds;
   report.timings.totalSeconds = total.lap();
 
   if (!options.reportPath.empty() &&

@@ -465,10 +465,18 @@ public:
         });
       else
         json.attribute("kernel_probe", nullptr);
+      if (report.forwardCheck.requested)
+        json.attributeObject("forward_check", [&] {
+          json.attribute("compared", int64_t(report.forwardCheck.compared));
+          strings("not_compared", report.forwardCheck.notCompared);
+        });
+      else
+        json.attribute("forward_check", nullptr);
       json.attributeObject("timings", [&] {
         real("import_s", report.timings.importSeconds, "%.4f");
         real("probe_s", report.timings.probeSeconds, "%.4f");
         real("plan_s", report.timings.planSeconds, "%.4f");
+        real("check_s", report.timings.checkSeconds, "%.4f");
         real("export_s", report.timings.exportSeconds, "%.4f");
         real("total_s", report.timings.totalSeconds, "%.4f");
       });

@@ -263,9 +263,23 @@ void CompileReport::printSummary(llvm::raw_ostream &os) const {
   os << llvm::format("time: import %.2f s, ", timings.importSeconds);
   if (kernelWorkspaces.probed)
     os << llvm::format("kernel probe %.2f s, ", timings.probeSeconds);
-  os << llvm::format("plan %.2f s, export %.2f s, total %.2f s\n",
-                     timings.planSeconds, timings.exportSeconds,
+  os << llvm::format("plan %.2f s, ", timings.planSeconds);
+  if (forwardCheck.requested)
+    os << llvm::format("forward check %.2f s, ", timings.checkSeconds);
+  os << llvm::format("export %.2f s, total %.2f s\n", timings.exportSeconds,
                      timings.totalSeconds);
+  if (forwardCheck.requested) {
+    os << "forward check: ";
+    if (forwardCheck.compared)
+      os << forwardCheck.compared << " call"
+         << (forwardCheck.compared == 1 ? "" : "s")
+         << " of the compiled module matched the source's outputs bit for "
+            "bit";
+    for (auto [index, why] : llvm::enumerate(forwardCheck.notCompared))
+      os << (index || forwardCheck.compared ? "; " : "")
+         << "not compared: " << why;
+    os << "\n";
+  }
   os << "planned for PyTorch " << torchVersion << " on "
      << stringifyTrainingDevice(planning.device);
   if (intraOpThreads > 0)

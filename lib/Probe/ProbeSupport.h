@@ -11,6 +11,7 @@
 
 #include "KernelMarks.h"
 
+#include "memopt/Conversion/ThreadCountScope.h"
 #include "memopt/Runtime/MemoryStats.h"
 
 #include <ATen/ATen.h>
@@ -34,22 +35,7 @@ inline at::ScalarType getScalarType(ElementKind element) {
 
 /// Runs the kernels with the intra-op thread count training uses, and
 /// restores the compiler's afterwards.
-class ThreadCountScope {
-public:
-  explicit ThreadCountScope(int threads) : saved_(at::get_num_threads()) {
-    if (threads > 0 && threads != saved_)
-      at::set_num_threads(threads);
-  }
-  ~ThreadCountScope() {
-    if (at::get_num_threads() != saved_)
-      at::set_num_threads(saved_);
-  }
-  ThreadCountScope(const ThreadCountScope &) = delete;
-  ThreadCountScope &operator=(const ThreadCountScope &) = delete;
-
-private:
-  int saved_;
-};
+using ThreadCountScope = ::mlir::memopt::ThreadCountScope;
 
 /// Bytes the counting allocator holds now.
 inline int64_t getLiveBytes() {

@@ -15,6 +15,7 @@ The loaded module is then bound to the model's tensors (memopt/binding.py).
 Every planning decision is memopt-compile's.
 """
 import atexit
+import os
 import pathlib
 import shutil
 import subprocess
@@ -231,10 +232,13 @@ class Compiler:
     def _run(self, command: List[str], log: pathlib.Path) -> None:
         """Runs memopt-compile (its stderr, timeline text included, into
         `log`); the CompileError of its diagnostic when it fails."""
+        # The compiler runs what it wrote once before it succeeds, with
+        # the runtime this process will load.
+        env = dict(os.environ, MEMOPT_RUNTIME_LIB=str(self.runtime))
         with open(log, "w") as stderr:
             try:
                 process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                                           stderr=stderr)
+                                           stderr=stderr, env=env)
             except OSError as e:
                 raise CompileError(f"cannot run {command[0]}: "
                                    f"{e.strerror}") from None

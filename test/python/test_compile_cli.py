@@ -148,7 +148,7 @@ SIGNATURE_KEYS = {
     "recommendation"}
 TOP_KEYS = {"version", "pytorch_version", "kernel_probe", "model", "output",
             "command", "mode", "options", "fallback", "signatures",
-            "timings"} | SIGNATURE_KEYS
+            "forward_check", "timings"} | SIGNATURE_KEYS
 
 
 def test_analyze_only_report(tmp_path):
@@ -174,8 +174,8 @@ def test_analyze_only_report(tmp_path):
     assert set(data["signatures"][0]) == SIGNATURE_KEYS
     assert data["signatures"][0]["baseline"] == baseline
     timings = data["timings"]
-    assert set(timings) == {"import_s", "probe_s", "plan_s", "export_s",
-                            "total_s"}
+    assert set(timings) == {"import_s", "probe_s", "plan_s", "check_s",
+                            "export_s", "total_s"}
     assert timings["total_s"] >= timings["import_s"] >= 0
     # The summary on stderr.
     assert "baseline peak" in result.stderr
@@ -465,8 +465,76 @@ def test_help_lists_the_options():
                    "--report", "--emit-mlir", "--allow-over-budget",
                    "--timeline", "--spec", "--signatures",
                    "--strict-signatures", "--fallback", "--passthrough-spec",
-                   "--input-shape"):
+                   "--input-shape", "--no-check-forward"):
         assert option in result.stdout, option
+
+
+# ---------------------------------------------------------------------------
+# The forward check: what is written has run once
+# ---------------------------------------------------------------------------
+
+def test_forward_check_runs_every_signature(tmp_path):
+    out = tmp_path / "multi.pt"
+    report = tmp_path / "r.json"
+    result = run(CHAIN, "--spec", "x:2x3x8x8", "--spec", "x:4x3x8x8",
+                 "-o", out, "--report", report, *CHAIN_WORKAROUND)
+    require_planning(result)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(report.read_text())
+    # Two signatures through the dispatcher, and the generic fallback.
+    assert data["forward_check"] == {"compared": 3, "not_compared": []}
+    assert data["timings"]["check_s"] > 0
+    assert "forward check: 3 calls of the compiled module matched the " \
+        "source's outputs bit for bit" in result.stderr
+
+
+def test_forward_check_is_skipped_for_cuda_plans(tmp_path):
+    report = tmp_path / "r.json"
+    result = run(CHAIN, "--input-shape", "x:2x3x8x8", "--device", "cuda",
+                 "-o", tmp_path / "cuda.pt", "--report", report,
+                 *CHAIN_WORKAROUND)
+    require_planning(result)
+    assert result.returncode == 0, result.stderr
+    check = json.loads(report.read_text())["forward_check"]
+    assert check["compared"] == 0
+    assert check["not_compared"] == [
+        "a CUDA plan runs on the GPU (scripts/gpu-check.sh runs it there)"]
+
+
+def test_forward_check_needs_the_runtime_library(tmp_path):
+    """A memopt-compile with no runtime beside it refuses to write an
+    unchecked module unless told to; MEMOPT_RUNTIME_LIB points it at one."""
+    bin_dir = tmp_path / "prefix" / "bin"
+    bin_dir.mkdir(parents=True)
+    tool = bin_dir / "memopt-compile"
+    tool.write_bytes(compile_tool().read_bytes())
+    tool.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "MEMOPT_RUNTIME_LIB"}
+    out = tmp_path / "chain.pt"
+    report = tmp_path / "r.json"
+    args = [str(tool), str(CHAIN), "--input-shape", "x:2x3x8x8", "-o",
+            str(out), "--report", str(report), *CHAIN_WORKAROUND]
+    result = subprocess.run(args, capture_output=True, text=True, env=env,
+                            timeout=300)
+    require_planning(result)
+    assert_one_error_line(
+        result, "cannot run the compiled model before writing it: "
+        "libmemopt_runtime.so not found (looked at "
+        f"{tmp_path / 'prefix' / 'lib' / 'libmemopt_runtime.so'}")
+    assert "--no-check-forward writes it unchecked" in result.stderr
+    assert not out.exists()
+
+    result = subprocess.run(args + ["--no-check-forward"], capture_output=True,
+                            text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(report.read_text())["forward_check"] is None
+    assert "forward check" not in result.stderr
+
+    env["MEMOPT_RUNTIME_LIB"] = str(runtime_library_path())
+    result = subprocess.run(args, capture_output=True, text=True, env=env,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(report.read_text())["forward_check"]["compared"] == 1
 
 
 # ---------------------------------------------------------------------------

@@ -104,6 +104,12 @@ static cl::opt<std::string> kernelWorkspaces(
              "formulas for PyTorch 1.13's oneDNN); auto probes for --device "
              "cpu"),
     cl::value_desc("auto|probe|model"), cl::init("auto"), cl::cat(category));
+static cl::opt<bool> noCheckForward(
+    "no-check-forward",
+    cl::desc("Write the compiled model without running its forward once per "
+             "signature (with the runtime library) and comparing its outputs "
+             "with the source model's"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> threads(
     "intra-op-threads",
     cl::desc("Intra-op threads CPU training runs with (torch.get_num_threads "
@@ -218,6 +224,7 @@ int main(int argc, char **argv) {
   options.emitMlirPath = emitMlir;
   options.emitStubsDir = emitStubs;
   options.timeline = timeline;
+  options.checkForward = !noCheckForward;
   options.commandLine = mlir::memopt::joinCommandLine(argc, argv);
   int status = mlir::memopt::runCompile(options, llvm::errs());
   // Every output is written and closed. LibTorch's static destructors

@@ -19,6 +19,9 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <string>
+#include <vector>
+
 namespace mlir::memopt {
 
 /// Exports `@forward` of `module` (and the state of the `.pt` named by
@@ -32,11 +35,32 @@ LogicalResult exportTorchScript(ModuleOp module, llvm::raw_ostream &output);
 
 struct TorchScriptSource;
 
+/// What the exporter's forward check did (ForwardCheck.h): each compiled
+/// signature's forward run once, before the module is written, with its
+/// outputs compared bit for bit with the source's.
+struct ForwardCheckResult {
+  /// Calls that ran and matched the source's outputs.
+  unsigned compared = 0;
+  /// Why the check, or one of its calls, did not compare (empty: all did).
+  std::vector<std::string> notCompared;
+  double seconds = 0;
+};
+
 /// exportTorchScript(module, output), with the weights from `source` (see
 /// importTorchScriptFile) when it is the model `memopt.source` names.
 LogicalResult exportTorchScript(ModuleOp module,
                                 const TorchScriptSource *source,
                                 llvm::raw_ostream &output);
+
+/// Same, and when `check` is given, runs the built module's forward once
+/// per signature once it is written (the runtime library must be loaded:
+/// RuntimeLibrary.h); a failure or an output unlike the source's is the
+/// export's error, and the caller discards what `output` got (memopt-compile
+/// writes to a temporary file, renamed only on success).
+LogicalResult exportTorchScript(ModuleOp module,
+                                const TorchScriptSource *source,
+                                llvm::raw_ostream &output,
+                                ForwardCheckResult *check);
 
 /// Registers `--export-torchscript` with mlir-translate's registry. The `.pt`
 /// bytes go to the translation's output stream, i.e. the `-o` file.

@@ -8,6 +8,7 @@
 #ifndef MEMOPT_CONVERSION_TORCHSCRIPTEXPORTMODULE_H
 #define MEMOPT_CONVERSION_TORCHSCRIPTEXPORTMODULE_H
 
+#include "memopt/Conversion/TorchScriptExport.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/Support/raw_ostream.h"
@@ -32,7 +33,8 @@ buildTorchScriptModule(ModuleOp module, const torch::jit::Module &source);
 /// Emits one error diagnostic on failure.
 LogicalResult exportTorchScript(ModuleOp module,
                                 const torch::jit::Module &source,
-                                llvm::raw_ostream &output);
+                                llvm::raw_ostream &output,
+                                ForwardCheckResult *check = nullptr);
 
 } // namespace mlir::memopt
 

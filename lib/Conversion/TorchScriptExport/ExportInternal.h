@@ -8,6 +8,7 @@
 #ifndef MEMOPT_LIB_CONVERSION_TORCHSCRIPTEXPORT_EXPORTINTERNAL_H
 #define MEMOPT_LIB_CONVERSION_TORCHSCRIPTEXPORT_EXPORTINTERNAL_H
 
+#include "memopt/Conversion/ForwardCheck.h"
 #include "memopt/Conversion/ScalarTypes.h"
 #include "memopt/Runtime/OpSchemas.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -184,6 +185,11 @@ FailureOr<DispatchOp> findEntryDispatch(func::FuncOp forward);
 /// `forward`, which tests the cases' guards in order and calls the match.
 LogicalResult addDispatchMethods(DispatchOp dispatch, torch::jit::Module &root,
                                  const torch::jit::Module &source);
+
+/// The calls the exporter's forward check makes (ForwardCheck.h), or
+/// failure with `why` none can be made from the IR's shapes.
+FailureOr<std::vector<ForwardCheckCall>> forwardCheckCalls(ModuleOp module,
+                                                           std::string &why);
 
 } // namespace exporter
 } // namespace mlir::memopt

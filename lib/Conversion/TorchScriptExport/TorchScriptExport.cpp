@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Conversion/TorchScriptExport.h"
+#include "memopt/Conversion/FatalSignalGuard.h"
 #include "memopt/Conversion/TorchScriptExportModule.h"
 #include "memopt/Conversion/TorchScriptSource.h"
 
@@ -18,6 +19,7 @@
 #include <ATen/Functions.h>
 #include <torch/csrc/jit/serialization/import.h>
 
+#include <chrono>
 #include <future>
 #include <sstream>
 #include <streambuf>
@@ -169,6 +171,22 @@ static std::string saveSkeleton(const torch::jit::Module &module) {
   return bytes.str();
 }
 
+/// Puts the tensors of `full` into the slots of `skeleton`, its reloaded
+/// copy with empty tensors (saveSkeleton): same classes, same slots.
+static void
+withTensorsOf(const c10::intrusive_ptr<c10::ivalue::Object> &skeleton,
+              const c10::intrusive_ptr<c10::ivalue::Object> &full) {
+  size_t slots = std::min(skeleton->slots().size(), full->slots().size());
+  for (size_t i = 0; i < slots; ++i) {
+    const c10::IValue &value = full->getSlot(i);
+    if (value.isTensor())
+      skeleton->setSlot(i, value);
+    else if (value.isObject() && value.toObject()->type()->is_module() &&
+             skeleton->getSlot(i).isObject())
+      withTensorsOf(skeleton->getSlot(i).toObject(), value.toObject());
+  }
+}
+
 namespace {
 /// A std::ostream's buffer that writes to an llvm::raw_ostream, so that the
 /// archive goes straight to the output.
@@ -194,9 +212,41 @@ private:
 };
 } // namespace
 
+/// Runs the built module once per signature (ForwardCheck.h); an error on
+/// `module` when it fails or computes otherwise than the source.
+static LogicalResult checkForward(ModuleOp module,
+                                  const torch::jit::Module &exported,
+                                  const torch::jit::Module &source,
+                                  ForwardCheckResult &result) {
+  auto started = std::chrono::steady_clock::now();
+  std::string why;
+  FailureOr<std::vector<ForwardCheckCall>> calls =
+      exporter::forwardCheckCalls(module, why);
+  if (failed(calls)) {
+    result.notCompared.push_back(why);
+    return success();
+  }
+  // A fault in a kernel (or in the compiled code) is one line, as the
+  // import's and the kernel probe's are.
+  FatalSignalGuard guard(
+      "memopt: error: PyTorch crashed (",
+      ") running the compiled model once, as memopt-compile does before it "
+      "reports success (--no-check-forward skips it); nothing was written");
+  ForwardCheckOutcome outcome = checkCompiledForward(exported, source, *calls);
+  result.compared = outcome.compared;
+  result.notCompared = outcome.notCompared;
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+          .count();
+  if (!outcome.error.empty())
+    return module.emitError(outcome.error);
+  return success();
+}
+
 LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
                                               const torch::jit::Module &source,
-                                              llvm::raw_ostream &output) {
+                                              llvm::raw_ostream &output,
+                                              ForwardCheckResult *check) {
   std::vector<c10::RegistrationHandleRAII> runtimeOps;
   try {
     runtimeOps = exporter::declareRuntimeOps();
@@ -221,30 +271,34 @@ LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
   }
   // The reload (a fresh compilation unit) runs on a second core while the
   // archive is written.
-  std::future<std::exception_ptr> reload =
-      std::async(std::launch::async, [&skeleton]() -> std::exception_ptr {
-        try {
-          std::istringstream in(skeleton);
-          (void)torch::jit::load(in);
-          return nullptr;
-        } catch (...) {
-          return std::current_exception();
-        }
+  std::future<std::optional<torch::jit::Module>> reload = std::async(
+      std::launch::async, [&skeleton]() -> std::optional<torch::jit::Module> {
+        std::istringstream in(skeleton);
+        return torch::jit::load(in);
       });
   try {
     RawOstreamBuffer buffer(output);
     std::ostream stream(&buffer);
     exported->save(stream);
   } catch (const std::exception &error) {
+    (void)reload.wait();
     return notLoading(error);
   }
   output.flush();
-  if (std::exception_ptr failure = reload.get()) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (const std::exception &error) {
-      return notLoading(error);
-    }
+  std::optional<torch::jit::Module> reloaded;
+  try {
+    reloaded = reload.get();
+  } catch (const std::exception &error) {
+    return notLoading(error);
+  }
+  // After the archive is written: what the forwards write into the state
+  // they share with the source (a forward that writes its parameters) can
+  // no longer reach the file, which the caller discards if this fails. The
+  // module run is the reloaded one, whose code is what users will load.
+  if (check) {
+    withTensorsOf(reloaded->_ivalue(), exported->_ivalue());
+    if (failed(checkForward(module, *reloaded, source, *check)))
+      return failure();
   }
   return success();
 }
@@ -257,10 +311,17 @@ LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
 LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
                                               const TorchScriptSource *source,
                                               llvm::raw_ostream &output) {
+  return exportTorchScript(module, source, output, /*check=*/nullptr);
+}
+
+LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
+                                              const TorchScriptSource *source,
+                                              llvm::raw_ostream &output,
+                                              ForwardCheckResult *check) {
   std::optional<torch::jit::Module> loaded = loadSource(module, source);
   if (!loaded)
     return failure();
-  return exportTorchScript(module, *loaded, output);
+  return exportTorchScript(module, *loaded, output, check);
 }
 
 LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
