@@ -346,10 +346,12 @@ mlir::memopt::checkCompiledForward(const torch::jit::Module &compiled,
         if (!expected.outputs) {
           // The model itself cannot run on inputs made from shapes alone
           // (an index computed from data, an input that must be positive).
-          outcome.notCompared.push_back(call.label +
-                                        ": the source model's forward fails "
-                                        "on these inputs too (" +
-                                        expected.failure + ")");
+          // Both messages: the compiled one may fail for another reason.
+          outcome.notCompared.push_back(
+              call.label +
+              ": the source model's forward fails on these "
+              "inputs too (source: " +
+              expected.failure + "; compiled: " + runFailure(error) + ")");
           continue;
         }
         outcome.error = "the compiled model fails on its first call (" +
