@@ -1,6 +1,8 @@
 //===- FatalSignalGuard.cpp - a crash inside LibTorch is one line ---------===//
 #include "memopt/Conversion/FatalSignalGuard.h"
 
+#include "llvm/Support/Signals.h"
+
 #include <algorithm>
 #include <cstring>
 #include <iterator>
@@ -49,7 +51,10 @@ void writeAll(const char *data, size_t length) {
 }
 
 extern "C" void reportFatalSignal(int signal) {
-  // write() and _exit() are async-signal-safe.
+  // write() and _exit() are async-signal-safe, and so is removing the files
+  // LLVM was asked to remove on a signal (its own handler does it first):
+  // memopt-compile's half-written temporary output.
+  llvm::sys::RunInterruptHandlers();
   writeAll(before.text, before.length);
   const char *name = signalName(signal);
   writeAll(name, std::strlen(name));

@@ -8,6 +8,10 @@
 //===----------------------------------------------------------------------===//
 #include "memopt/Conversion/FatalSignalGuard.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Signals.h"
+
 #include "gtest/gtest.h"
 
 #include <csignal>
@@ -28,6 +32,23 @@ TEST(FatalSignalGuardDeathTest, EachFatalSignalIsOneLineWithItsName) {
         },
         testing::ExitedWithCode(1),
         std::string("^memopt: error: it crashed \\(") + name + "\\) there\n$");
+}
+
+TEST(FatalSignalGuardDeathTest, FilesToRemoveOnASignalAreRemoved) {
+  // memopt-compile writes its output to a temporary file that LLVM removes
+  // on a signal; the guard's exit must not leave it behind.
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("guard", "tmp", path));
+  EXPECT_EXIT(
+      {
+        llvm::sys::RemoveFileOnSignal(path);
+        FatalSignalGuard guard("memopt: error: it crashed (", ")");
+        std::raise(SIGSEGV);
+      },
+      testing::ExitedWithCode(1),
+      "^memopt: error: it crashed \\(SIGSEGV\\)\n$");
+  EXPECT_FALSE(llvm::sys::fs::exists(path));
+  llvm::sys::fs::remove(path);
 }
 
 TEST(FatalSignalGuardDeathTest, NewlinesInTheLineBecomeSpaces) {
