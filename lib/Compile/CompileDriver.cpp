@@ -31,6 +31,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Signals.h"
 
 #include <algorithm>
 #include <chrono>
@@ -169,6 +170,8 @@ static bool writeOutput(llvm::StringRef path, OneLinePrinter &printer,
          ".tmp")
             .str();
     std::error_code ec;
+    // As llvm::writeToOutput's own temporary file: gone after a crash.
+    llvm::sys::RemoveFileOnSignal(temp);
     {
       llvm::raw_fd_ostream os(temp, ec);
       if (!ec) {
@@ -183,6 +186,7 @@ static bool writeOutput(llvm::StringRef path, OneLinePrinter &printer,
       ec = llvm::sys::fs::rename(temp, path);
     if (ec || error)
       llvm::sys::fs::remove(temp);
+    llvm::sys::DontRemoveFileOnSignal(temp);
     if (ec && !error)
       error = llvm::errorCodeToError(ec);
   } else {
