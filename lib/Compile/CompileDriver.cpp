@@ -488,11 +488,9 @@ int mlir::memopt::runCompile(const CompileOptions &options,
       !writeLaunchStubs(*module, options.emitStubsDir, printer))
     return 1;
 
-  // Export, after one forward of what is about to be written: its memopt
-  // ops need the runtime's kernels in this process.
-  ForwardCheckResult check;
-  bool checking = options.checkForward && !options.outputPath.empty();
-  if (checking) {
+  // Export, then one forward of what was written before it is renamed into
+  // place: its memopt ops need the runtime's kernels in this process.
+  if (options.checkForward && !options.outputPath.empty()) {
     llvm::Expected<std::string> runtime = loadRuntimeLibrary();
     if (!runtime) {
       printer.error("cannot run the compiled model before writing it: " +
@@ -500,12 +498,13 @@ int mlir::memopt::runCompile(const CompileOptions &options,
                     "; --no-check-forward writes it unchecked");
       return 1;
     }
-    report.forwardCheck.requested = true;
+    report.forwardCheck.emplace();
   }
   if (!options.outputPath.empty() &&
       !writeOutput(options.outputPath, printer, [&](llvm::raw_ostream &os) {
-        return succeeded(exportTorchScript(*module, source.get(), os,
-                                           checking ? &check : nullptr));
+        return succeeded(exportTorchScript(
+            *module, source.get(), os,
+            report.forwardCheck ? &*report.forwardCheck : nullptr));
       })) {
     if (!printer.errorPrinted())
       printer.error("cannot export the compiled model");
@@ -516,10 +515,8 @@ int mlir::memopt::runCompile(const CompileOptions &options,
       llvm::sys::fs::is_regular_file(options.outputPath) &&
       !verifyWrittenArchive(options.outputPath, printer))
     return 1;
-  report.forwardCheck.compared = check.compared;
-  report.forwardCheck.notCompared = check.notCompared;
-  report.timings.checkSeconds = check.seconds;
-  report.timings.exportSeconds = phase.lap() - check.seconds;
+  report.timings.exportSeconds =
+      phase.lap() - (report.forwardCheck ? report.forwardCheck->seconds : 0);
   report.timings.totalSeconds = total.lap();
 
   if (!options.reportPath.empty() &&

@@ -264,19 +264,19 @@ void CompileReport::printSummary(llvm::raw_ostream &os) const {
   if (kernelWorkspaces.probed)
     os << llvm::format("kernel probe %.2f s, ", timings.probeSeconds);
   os << llvm::format("plan %.2f s, ", timings.planSeconds);
-  if (forwardCheck.requested)
-    os << llvm::format("forward check %.2f s, ", timings.checkSeconds);
+  if (forwardCheck)
+    os << llvm::format("forward check %.2f s, ", forwardCheck->seconds);
   os << llvm::format("export %.2f s, total %.2f s\n", timings.exportSeconds,
                      timings.totalSeconds);
-  if (forwardCheck.requested) {
+  if (forwardCheck) {
     os << "forward check: ";
-    if (forwardCheck.compared)
-      os << forwardCheck.compared << " call"
-         << (forwardCheck.compared == 1 ? "" : "s")
+    if (forwardCheck->compared)
+      os << forwardCheck->compared << " call"
+         << (forwardCheck->compared == 1 ? "" : "s")
          << " of the compiled module matched the source's outputs bit for "
             "bit";
-    for (auto [index, why] : llvm::enumerate(forwardCheck.notCompared))
-      os << (index || forwardCheck.compared ? "; " : "")
+    for (auto [index, why] : llvm::enumerate(forwardCheck->notCompared))
+      os << (index || forwardCheck->compared ? "; " : "")
          << "not compared: " << why;
     os << "\n";
   }

@@ -81,8 +81,8 @@ struct CompileOptions {
   /// Folder for the launch stubs source (<model>.stubs.cpp), made if missing.
   std::string emitStubsDir;
   bool timeline = false;            // print per-op live bytes
-  /// Run the compiled module's forward once per signature before writing
-  /// it, and compare its outputs with the source's (needs the runtime
+  /// Run the written module's forward once per signature before reporting
+  /// success, and compare its outputs with the source's (needs the runtime
   /// library; --no-check-forward).
   bool checkForward = true;
 

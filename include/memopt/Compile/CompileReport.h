@@ -10,6 +10,7 @@
 #ifndef MEMOPT_COMPILE_COMPILEREPORT_H
 #define MEMOPT_COMPILE_COMPILEREPORT_H
 
+#include "memopt/Conversion/TorchScriptExport.h"
 #include "memopt/Planning/PlanningOptions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -141,16 +142,8 @@ struct SignatureReport {
 };
 
 struct CompileTimings {
-  double importSeconds = 0, probeSeconds = 0, planSeconds = 0, checkSeconds = 0,
+  double importSeconds = 0, probeSeconds = 0, planSeconds = 0,
          exportSeconds = 0, totalSeconds = 0;
-};
-
-/// The exporter's forward check (ForwardCheck.h): whether it ran, how many
-/// calls matched the source bit for bit, why any did not compare.
-struct ForwardCheckReport {
-  bool requested = false;
-  unsigned compared = 0;
-  std::vector<std::string> notCompared;
 };
 
 /// Where kernel workspaces came from (--kernel-workspaces).
@@ -172,7 +165,9 @@ struct CompileReport {
   /// Intra-op threads CPU training was planned for (0: not a CPU plan).
   int intraOpThreads = 1;
   KernelWorkspaceReport kernelWorkspaces;
-  ForwardCheckReport forwardCheck;
+  /// The exporter's forward check (its seconds are not in `timings`'
+  /// export); std::nullopt when not asked for.
+  std::optional<ForwardCheckResult> forwardCheck;
   /// The PyTorch (LibTorch) the compiler and its tables were built for.
   std::string torchVersion;
   bool strictSignatures = false;

@@ -29,7 +29,8 @@ struct ForwardCheckInput {
 
 /// One method of the compiled module, called with one signature's inputs.
 struct ForwardCheckCall {
-  /// How messages name it: "x:2x3x64x64" or "generic fallback".
+  /// How messages name it: "inputs 2x3x64x64:f32", "signature ...", "the
+  /// generic fallback on signature ...".
   std::string label;
   /// The compiled module's method ("forward", "forward_generic").
   std::string method = "forward";

@@ -36,7 +36,7 @@ LogicalResult exportTorchScript(ModuleOp module, llvm::raw_ostream &output);
 struct TorchScriptSource;
 
 /// What the exporter's forward check did (ForwardCheck.h): each compiled
-/// signature's forward run once, before the module is written, with its
+/// signature's forward run once, after the module is written, with its
 /// outputs compared bit for bit with the source's.
 struct ForwardCheckResult {
   /// Calls that ran and matched the source's outputs.

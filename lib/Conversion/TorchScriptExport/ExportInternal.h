@@ -186,6 +186,11 @@ FailureOr<DispatchOp> findEntryDispatch(func::FuncOp forward);
 LogicalResult addDispatchMethods(DispatchOp dispatch, torch::jit::Module &root,
                                  const torch::jit::Module &source);
 
+/// A LibTorch exception as one line, without the C++ backtrace; where the
+/// TorchScript interpreter put a traceback in front of it, the error itself
+/// (a runtime op's own message, which names its region).
+std::string describeError(const std::exception &error);
+
 /// The calls the exporter's forward check makes (ForwardCheck.h), or
 /// failure with `why` none can be made from the IR's shapes.
 FailureOr<std::vector<ForwardCheckCall>> forwardCheckCalls(ModuleOp module,

@@ -9,6 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Conversion/ForwardCheck.h"
+
+#include "ExportInternal.h"
+
+#include "memopt/Conversion/ExampleInputs.h"
 #include "memopt/Conversion/ThreadCountScope.h"
 #include "memopt/Conversion/TorchCompat.h"
 
@@ -87,44 +91,11 @@ private:
   std::vector<int64_t> parameterVersions;
 };
 
-/// LibTorch's message as one line: the error itself where the TorchScript
-/// interpreter put a traceback in front of it.
-std::string runFailure(const std::exception &error) {
-  std::string text;
-  if (auto *c10Error = dynamic_cast<const c10::Error *>(&error))
-    text = c10Error->what_without_backtrace();
-  else
-    text = error.what();
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (line.find_first_not_of(" \t") != std::string::npos)
-      lines.push_back(line);
-  if (lines.empty())
-    return "(no message)";
-  if (text.find("failed in the TorchScript interpreter") == std::string::npos)
-    return lines.front();
-  // The traceback's last line is "RuntimeError: <what the op said>".
-  const std::string &last = lines.back();
-  size_t colon = last.find("Error: ");
-  if (colon != std::string::npos && last.find(' ') > colon)
-    return last.substr(colon + 7);
-  return last;
-}
-
 std::vector<c10::IValue> makeInputs(const ForwardCheckCall &call) {
   at::manual_seed(kSeed);
   std::vector<c10::IValue> inputs;
-  for (const ForwardCheckInput &input : call.inputs) {
-    at::TensorOptions options(input.dtype);
-    // Random floats, zero integers: valid indices, as the importer's own
-    // examples (GraphSpecializer).
-    inputs.emplace_back(
-        at::isFloatingType(input.dtype)
-            ? at::rand(input.sizes, at::TensorOptions(at::kFloat))
-                  .to(input.dtype)
-            : at::zeros(input.sizes, options));
-  }
+  for (const ForwardCheckInput &input : call.inputs)
+    inputs.emplace_back(makeExampleInput(input.sizes, input.dtype));
   return inputs;
 }
 
@@ -306,7 +277,7 @@ Expected runSource(const torch::jit::Module &source,
     c10::IValue outputs = source.get_method("forward")(copyOf(inputs));
     expected.outputs = detached(outputs);
   } catch (const std::exception &error) {
-    expected.failure = runFailure(error);
+    expected.failure = exporter::describeError(error);
   }
   state.restore();
   return expected;
@@ -351,11 +322,12 @@ mlir::memopt::checkCompiledForward(const torch::jit::Module &compiled,
               call.label +
               ": the source model's forward fails on these "
               "inputs too (source: " +
-              expected.failure + "; compiled: " + runFailure(error) + ")");
+              expected.failure +
+              "; compiled: " + exporter::describeError(error) + ")");
           continue;
         }
         outcome.error = "the compiled model fails on its first call (" +
-                        call.label + "): " + runFailure(error);
+                        call.label + "): " + exporter::describeError(error);
         return outcome;
       }
       state.restore();
@@ -387,8 +359,8 @@ mlir::memopt::checkCompiledForward(const torch::jit::Module &compiled,
       ++outcome.compared;
     }
   } catch (const std::exception &error) {
-    outcome.error =
-        "cannot check the compiled model's forward: " + runFailure(error);
+    outcome.error = "cannot check the compiled model's forward: " +
+                    exporter::describeError(error);
   }
   return outcome;
 }

@@ -27,15 +27,25 @@
 using namespace mlir;
 using namespace mlir::memopt;
 
-/// LibTorch messages without the C++ backtrace, on one line.
-static std::string describe(const std::exception &error) {
+std::string exporter::describeError(const std::exception &error) {
   std::string text;
   if (auto *c10Error = dynamic_cast<const c10::Error *>(&error))
     text = c10Error->what_without_backtrace();
   else
     text = error.what();
-  llvm::StringRef first = llvm::StringRef(text).trim().split('\n').first;
-  return first.trim().str();
+  llvm::StringRef all = llvm::StringRef(text).trim();
+  if (all.empty())
+    return "(no message)";
+  // The TorchScript interpreter puts a traceback in front of the error: its
+  // last line is "RuntimeError: <what the op said>".
+  if (all.contains("failed in the TorchScript interpreter")) {
+    llvm::StringRef last = all.rsplit('\n').second.trim();
+    auto [kind, message] = last.split(": ");
+    if (kind.ends_with("Error") && !kind.contains(' ') && !message.empty())
+      return message.str();
+    return last.str();
+  }
+  return all.split('\n').first.trim().str();
 }
 
 /// Inputs left out of the input specs keep their default in the exported
@@ -110,7 +120,8 @@ mlir::memopt::buildTorchScriptModule(ModuleOp module,
   try {
     return build(module, source, sourceName);
   } catch (const std::exception &error) {
-    module.emitError("TorchScript export failed: ") << describe(error);
+    module.emitError("TorchScript export failed: ")
+        << exporter::describeError(error);
     return std::nullopt;
   }
 }
@@ -137,7 +148,8 @@ loadSource(ModuleOp module, const TorchScriptSource *shared) {
     return torch::jit::load(path.str());
   } catch (const std::exception &error) {
     module.emitError("cannot export: source model '")
-        << path.getValue() << "' does not load: " << describe(error);
+        << path.getValue()
+        << "' does not load: " << exporter::describeError(error);
     return std::nullopt;
   }
 }
@@ -252,7 +264,7 @@ LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
     runtimeOps = exporter::declareRuntimeOps();
   } catch (const std::exception &error) {
     return module.emitError("cannot declare the runtime's operators: ")
-           << describe(error);
+           << exporter::describeError(error);
   }
   std::optional<torch::jit::Module> exported =
       buildTorchScriptModule(module, source);
@@ -261,7 +273,7 @@ LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
   auto notLoading = [&](const std::exception &error) {
     return module.emitError("TorchScript export produced a module that does "
                             "not save and load: ")
-           << describe(error);
+           << exporter::describeError(error);
   };
   std::string skeleton;
   try {

@@ -19,6 +19,8 @@
 #include "DictFunctionalization.h"
 #include "ImportInternal.h"
 
+#include "memopt/Conversion/ExampleInputs.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 #include <ATen/ATen.h>
@@ -201,11 +203,7 @@ void GraphSpecializer::bindInputs() {
                         "; --input-shape describes tensor inputs only");
     c10::ScalarType dtype = *parseDType(spec.dtype);
     std::vector<int64_t> shape(spec.shape.begin(), spec.shape.end());
-    // Random floats, zero integers: valid indices, no all-zero distributions.
-    at::Tensor example =
-        at::isFloatingType(dtype)
-            ? at::rand(shape, at::TensorOptions(at::kFloat)).to(dtype)
-            : at::zeros(shape, at::TensorOptions(dtype));
+    at::Tensor example = makeExampleInput(shape, dtype);
     evaluator.setFacts(input, ValueFacts{example, /*isStatic=*/true, {}});
     evaluator.recordTensorFacts(input);
   }
