@@ -1,6 +1,7 @@
 # memopt_add_model(<target> MODEL <model.pt> INPUT_SHAPE <spec>...
 #                  [SPEC <signature>...] [BUDGET <b> | PREFER <p>]
 #                  [DEVICE cpu|cuda] [THREADS <n>|auto] [NO_STUBS]
+#                  [LIBRARIES <target or path.so>...]
 #                  [OPTIONS <memopt-compile arguments>...])
 #
 # Runs memopt-compile at build time (an ahead-of-time compile step):
@@ -21,15 +22,19 @@
 # THREADS is the intra-op thread count CPU training runs with (it picks the
 # convolution kernels); auto, the default, takes what a PyTorch process
 # started in the build's environment gets, and the header says which.
-# The compile re-runs when the model, the options or memopt-compile change,
-# and not otherwise.
+# LIBRARIES are the libraries that register operators the model calls (a
+# C++ extension built by this project, torchvision's ops): memopt-compile
+# loads them (--load-library), and <target> links them so that a program
+# linking <target> has them registered before it loads the module.
+# The compile re-runs when the model, the options, a library or
+# memopt-compile change, and not otherwise.
 include_guard(GLOBAL)
 
 set(_memopt_header_script "${CMAKE_CURRENT_LIST_DIR}/memoptModelHeader.cmake")
 
 function(memopt_add_model target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "NO_STUBS" "MODEL;BUDGET;PREFER;DEVICE;THREADS"
-                        "INPUT_SHAPE;SPEC;OPTIONS")
+                        "INPUT_SHAPE;SPEC;LIBRARIES;OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "memopt_add_model(${target}): unknown arguments "
                         "${arg_UNPARSED_ARGUMENTS}")
@@ -68,6 +73,23 @@ function(memopt_add_model target)
   if(arg_THREADS)
     list(APPEND args --intra-op-threads "${arg_THREADS}")
   endif()
+  set(library_depends "")
+  set(library_links "")
+  foreach(library IN LISTS arg_LIBRARIES)
+    if(TARGET "${library}")
+      set(file "$<TARGET_FILE:${library}>")
+    else()
+      get_filename_component(library "${library}" ABSOLUTE)
+      set(file "${library}")
+    endif()
+    list(APPEND args --load-library "${file}")
+    # A target: built first, and the compile re-runs when it is rebuilt.
+    list(APPEND library_depends "${library}")
+    # Nothing calls its functions: kept whatever --as-needed LibTorch's
+    # link flags turn on around it.
+    list(APPEND library_links "${library}"
+         "-Wl,--push-state,--no-as-needed,${file},--pop-state")
+  endforeach()
   list(APPEND args ${arg_OPTIONS})
 
   set(dir "${CMAKE_CURRENT_BINARY_DIR}")
@@ -98,6 +120,7 @@ function(memopt_add_model target)
             -DCOMPILED=${compiled} -DNAME=${target}
             -P "${_memopt_header_script}"
     DEPENDS "${model}" "${stamp}" memopt::compile "${_memopt_header_script}"
+            ${library_depends}
     COMMENT "memopt: compiling ${arg_MODEL} for ${target}"
     VERBATIM)
   add_custom_target(${target}_memopt_compile DEPENDS "${compiled}" "${header}")
@@ -116,10 +139,10 @@ function(memopt_add_model target)
   endif()
   add_dependencies(${target} ${target}_memopt_compile)
   target_include_directories(${target} ${usage} "${dir}")
-  target_link_libraries(${target} ${usage} memopt::runtime)
-  # The runtime registers its ops when loaded, the stubs their sites; a
-  # program that calls none of their functions would lose them to
-  # --as-needed and fail at torch::jit::load (or not use the stubs).
+  target_link_libraries(${target} ${usage} memopt::runtime ${library_links})
+  # The runtime and the LIBRARIES register their ops when loaded, the stubs
+  # their sites; a program that calls none of their functions would lose
+  # them to --as-needed and fail at torch::jit::load (or not use the stubs).
   target_link_options(${target} INTERFACE "LINKER:--no-as-needed")
   set_target_properties(${target} PROPERTIES
     MEMOPT_COMPILED_MODULE "${compiled}" MEMOPT_REPORT "${report}")

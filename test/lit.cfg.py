@@ -11,7 +11,8 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.memopt_obj_root, "test")
 # Inputs and generators live beside the tests but are not tests themselves.
-config.excludes = ["Inputs", "python", "unit", "CMakeLists.txt", "lit.cfg.py"]
+config.excludes = ["Inputs", "python", "unit", "extension", "CMakeLists.txt",
+                   "lit.cfg.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 # Python is not instrumented: under a sanitizer build
@@ -22,6 +23,10 @@ config.substitutions.append(
     ("%python", f"env LD_PRELOAD={python_preload} {config.python_executable}"
      if python_preload else config.python_executable))
 config.substitutions.append(("%memopt_src", config.memopt_src_root))
+# A library of a model's own operators (test/extension), for --load-library.
+config.substitutions.append(
+    ("%test_operators",
+     os.path.join(config.memopt_obj_root, "lib", "libmemopt_test_operators.so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

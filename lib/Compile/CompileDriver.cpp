@@ -317,6 +317,13 @@ int mlir::memopt::runCompile(const CompileOptions &options,
     pipeline = std::move(*parsed);
   }
 
+  // The model's own operators are registered before its code is compiled.
+  for (const std::string &library : options.operatorLibraries)
+    if (llvm::Error failure = loadOperatorLibrary(library)) {
+      printer.error(llvm::toString(std::move(failure)));
+      return 1;
+    }
+
   // Import: one signature as plain input specs (@forward), several as
   // per-signature functions (@forward_s<i>).
   ImportOptions importOptions;
@@ -392,6 +399,7 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   report.model = absolutePath(options.inputPath);
   report.output = absolutePath(options.outputPath);
   report.command = options.commandLine;
+  report.operatorLibraries = options.operatorLibraries;
   report.analyzeOnly = options.analyzeOnly;
   report.planning = options.planning;
   report.gradBuffers = gradBuffers.str();

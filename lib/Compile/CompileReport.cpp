@@ -445,6 +445,7 @@ public:
         strings("checkpoint", planning.checkpoint);
         strings("no_checkpoint", planning.noCheckpoint);
         strings("assume_binary", planning.assumeBinary);
+        strings("operator_libraries", report.operatorLibraries);
         json.attribute("allow_over_budget", planning.allowOverBudget);
         json.attribute("strict_signatures", report.strictSignatures);
       });

@@ -292,5 +292,11 @@ void CompileReport::printSummary(llvm::raw_ostream &os) const {
   if (worldSize > 1)
     os << "; per process of " << worldSize
        << " data-parallel ones (budget, plan and peak per process)";
+  if (!operatorLibraries.empty()) {
+    os << "; operators of";
+    for (const std::string &library : operatorLibraries)
+      os << ' ' << llvm::sys::path::filename(library);
+    os << " loaded";
+  }
   os << "\n";
 }

@@ -1,5 +1,8 @@
 //===- RuntimeLibrary.cpp - Load libmemopt_runtime at run time ------------===//
 #include "memopt/Conversion/RuntimeLibrary.h"
+#include "memopt/Conversion/FatalSignalGuard.h"
+
+#include "llvm/ADT/ScopeExit.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -7,6 +10,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 
 using namespace mlir::memopt;
@@ -76,4 +80,57 @@ llvm::Expected<std::string> mlir::memopt::loadRuntimeLibrary() {
   if (!error.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
   return path;
+}
+
+/// The library being loaded, for the terminate handler.
+static std::string loadingLibrary;
+
+/// A library whose registration throws (a second TORCH_LIBRARY for the same
+/// namespace: two builds of one extension) throws from its static
+/// initializers, which nothing can catch across dlopen: std::terminate. Its
+/// message is the error.
+[[noreturn]] static void reportThrowingInitializer() {
+  std::string why = "its initialization threw";
+  if (std::exception_ptr thrown = std::current_exception()) {
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const std::exception &error) {
+      // c10::Error's what() continues with a backtrace after the first line.
+      why = llvm::StringRef(error.what()).split('\n').first.trim().str();
+    } catch (...) {
+    }
+  }
+  llvm::errs() << "memopt: error: cannot load operator library '"
+               << loadingLibrary << "': " << why << "\n";
+  llvm::errs().flush();
+  std::_Exit(1);
+}
+
+llvm::Error mlir::memopt::loadOperatorLibrary(llvm::StringRef path) {
+  loadingLibrary = path.str();
+  std::terminate_handler previous =
+      std::set_terminate(reportThrowingInitializer);
+  auto restore = llvm::make_scope_exit([&] { std::set_terminate(previous); });
+  FatalSignalGuard guard("memopt: error: cannot load operator library '" +
+                             path.str() + "': its initialization crashed (",
+                         ")");
+  // dlopen looks a bare name up on the library path; a file of that name
+  // here is what a user on the command line means.
+  llvm::SmallString<256> file(path);
+  if (!path.contains('/') && llvm::sys::fs::exists(path))
+    llvm::sys::fs::make_absolute(file);
+  std::string error;
+  // An operator library's static initializers register with the process's
+  // dispatcher: it is never unloaded, like the runtime.
+  llvm::sys::DynamicLibrary library =
+      llvm::sys::DynamicLibrary::getPermanentLibrary(file.c_str(), &error);
+  if (library.isValid())
+    return llvm::Error::success();
+  // dlerror() starts with the path it was given; say it once.
+  llvm::StringRef reason(error);
+  if (reason.consume_front(file))
+    reason = reason.ltrim(": ");
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(), "cannot load operator library '%s': %s",
+      path.str().c_str(), reason.trim().str().c_str());
 }

@@ -20,6 +20,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <c10/core/GradMode.h>
+
+#include <algorithm>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 
@@ -46,9 +48,9 @@ ModuleIntegersScope::ModuleIntegersScope(const TorchScriptSource *source)
 
 ModuleIntegersScope::~ModuleIntegersScope() { integerSource = saved; }
 
-/// Integer attribute `path` (dotted, through submodules) of `root`.
-static std::optional<int64_t> readIntAttribute(const torch::jit::Module &root,
-                                               StringRef path) {
+/// Attribute `path` (dotted, through submodules) of `root`.
+static std::optional<c10::IValue> readAttribute(const torch::jit::Module &root,
+                                                StringRef path) {
   SmallVector<StringRef> parts;
   path.split(parts, '.');
   torch::jit::Module current = root;
@@ -58,8 +60,7 @@ static std::optional<int64_t> readIntAttribute(const torch::jit::Module &root,
       return std::nullopt;
     c10::IValue value = current.attr(name);
     if (index + 1 == parts.size())
-      return value.isInt() ? std::optional<int64_t>(value.toInt())
-                           : std::nullopt;
+      return value;
     if (!value.isModule())
       return std::nullopt;
     current = value.toModule();
@@ -67,13 +68,134 @@ static std::optional<int64_t> readIntAttribute(const torch::jit::Module &root,
   return std::nullopt;
 }
 
+static std::optional<int64_t> staticIntOf(Value value, unsigned depth);
+
+/// The integers of a tuple or list attribute value, if all are integers.
+static std::optional<SmallVector<int64_t>>
+getIntegerElements(const c10::IValue &value) {
+  SmallVector<int64_t> ints;
+  if (value.isIntList()) {
+    for (int64_t element : value.toIntVector())
+      ints.push_back(element);
+    return ints;
+  }
+  if (!value.isTuple())
+    return std::nullopt;
+  for (const c10::IValue &element : value.toTupleRef().elements()) {
+    if (!element.isInt())
+      return std::nullopt;
+    ints.push_back(element.toInt());
+  }
+  return ints;
+}
+
+/// An integer list or tuple whose elements are known here: a module
+/// attribute (a convolution's `stride` tuple, as torchvision's ops read
+/// theirs), a static tensor's `size()`, a constant, a read-only list of
+/// static integers, and slices of these.
+static std::optional<SmallVector<int64_t>> staticIntsOf(Value sequence,
+                                                        unsigned depth) {
+  if (depth > 16)
+    return std::nullopt;
+  if (auto read = sequence.getDefiningOp<GetAttrOp>()) {
+    std::optional<c10::IValue> value =
+        integerSource ? readAttribute(integerSource->module, read.getPath())
+                      : std::nullopt;
+    return value ? getIntegerElements(*value) : std::nullopt;
+  }
+  auto op = sequence.getDefiningOp<TorchOp>();
+  if (!op)
+    return std::nullopt;
+  StringRef name = op.getName();
+  ArrayRef<Attribute> args = op.getArgs().getValue();
+  if (name == "prim::unchecked_cast" && op->getNumOperands() == 1)
+    return staticIntsOf(op->getOperand(0), depth + 1);
+  if (name == "prim::unchecked_cast" && op->getNumOperands() == 0 &&
+      args.size() == 1)
+    return TorchOp::getIntegers(args[0]);
+  if (name == "aten::size" && args.size() == 1) {
+    RankedTensorType type = op.getStaticTensorArg(0);
+    if (!type)
+      return std::nullopt;
+    return SmallVector<int64_t>(type.getShape());
+  }
+  if ((name == "prim::ListConstruct" && TorchOp::isReadOnlyList(sequence)) ||
+      name == "prim::TupleConstruct") {
+    SmallVector<int64_t> ints;
+    for (unsigned i = 0; i < args.size(); ++i) {
+      std::optional<int64_t> element;
+      if (auto constant = dyn_cast<IntegerAttr>(args[i]))
+        element = constant.getInt();
+      else if (Value operand = op.getOperandArg(i))
+        element = staticIntOf(operand, depth + 1);
+      if (!element)
+        return std::nullopt;
+      ints.push_back(*element);
+    }
+    return ints;
+  }
+  // list[start:end:step] (aten::slice.t), Python's bounds.
+  if (name == "aten::slice" && op.getOverload().value_or("") == "t" &&
+      args.size() == 4 && op.getOperandArg(0)) {
+    std::optional<SmallVector<int64_t>> list =
+        staticIntsOf(op.getOperandArg(0), depth + 1);
+    auto bound = [&](unsigned i, int64_t otherwise) -> std::optional<int64_t> {
+      if (isa<NoneAttr>(args[i]))
+        return otherwise;
+      if (auto constant = dyn_cast<IntegerAttr>(args[i]))
+        return constant.getInt();
+      if (Value operand = op.getOperandArg(i))
+        return staticIntOf(operand, depth + 1);
+      return std::nullopt;
+    };
+    if (!list)
+      return std::nullopt;
+    int64_t size = list->size();
+    std::optional<int64_t> start = bound(1, 0), end = bound(2, size),
+                           step = bound(3, 1);
+    if (!start || !end || !step || *step != 1)
+      return std::nullopt;
+    auto clamp = [&](int64_t i) {
+      return std::clamp<int64_t>(i < 0 ? i + size : i, 0, size);
+    };
+    SmallVector<int64_t> ints;
+    for (int64_t i = clamp(*start); i < clamp(*end); ++i)
+      ints.push_back((*list)[i]);
+    return ints;
+  }
+  return std::nullopt;
+}
+
+/// Element `index` of `sequence` (Python's negative indices included).
+static std::optional<int64_t> staticIntAt(Value sequence, int64_t index,
+                                          unsigned depth) {
+  std::optional<SmallVector<int64_t>> ints = staticIntsOf(sequence, depth);
+  int64_t size = ints ? int64_t(ints->size()) : 0;
+  if (index < 0)
+    index += size;
+  if (!ints || index < 0 || index >= size)
+    return std::nullopt;
+  return (*ints)[index];
+}
+
 static std::optional<int64_t> staticIntOf(Value value, unsigned depth) {
   if (auto read = value.getDefiningOp<GetAttrOp>();
-      read && integerSource && value.getType().isInteger(64))
-    return readIntAttribute(integerSource->module, read.getPath());
+      read && integerSource && value.getType().isInteger(64)) {
+    std::optional<c10::IValue> attribute =
+        readAttribute(integerSource->module, read.getPath());
+    return attribute && attribute->isInt()
+               ? std::optional<int64_t>(attribute->toInt())
+               : std::nullopt;
+  }
   auto op = value.getDefiningOp<TorchOp>();
   if (!op || depth > 16 || !value.getType().isInteger(64))
     return std::nullopt;
+  StringRef name = op.getName();
+  // `a, b = self.stride`, `n = x.size()[0]`: elements of static sequences.
+  if ((name == "prim::TupleUnpack" || name == "prim::ListUnpack") &&
+      op->getNumOperands() == 1)
+    return staticIntAt(op->getOperand(0),
+                       cast<OpResult>(value).getResultNumber(), depth + 1);
   ArrayRef<Attribute> args = op.getArgs().getValue();
   auto argInt = [&](unsigned i) -> std::optional<int64_t> {
     if (i >= args.size())
@@ -84,7 +206,12 @@ static std::optional<int64_t> staticIntOf(Value value, unsigned depth) {
       return staticIntOf(operand, depth + 1);
     return std::nullopt;
   };
-  StringRef name = op.getName();
+  if ((name == "aten::__getitem__" || name == "prim::TupleIndex") &&
+      args.size() == 2 && op.getOperandArg(0)) {
+    std::optional<int64_t> index = argInt(1);
+    return index ? staticIntAt(op.getOperandArg(0), *index, depth + 1)
+                 : std::nullopt;
+  }
   if (name == "aten::size" && args.size() == 2) {
     RankedTensorType type = op.getStaticTensorArg(0);
     std::optional<int64_t> dim = argInt(1);

@@ -18,16 +18,39 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
 using namespace mlir;
 using namespace mlir::memopt;
 
-/// Whether `op` is a candidate: an ATen call (not in place, whose aliasing
-/// the table would have to say) without a table row, some operand of which
-/// will require grad, every operand one the probe can make.
+/// Whether the dispatcher's schema of `name`.`overload` writes no operand:
+/// an operator whose saved tensors and buffers running it alone on fresh
+/// operands describes. (In-place writes are what the table says for the
+/// operators it lists.) Operators only the TorchScript interpreter
+/// registers have no dispatcher schema; of those, names ending in `_` write.
+static bool writesNoOperand(StringRef name, StringRef overload) {
+  // c10::optional in PyTorch 1.13, std::optional from 2.4.
+  auto handle =
+      c10::Dispatcher::singleton().findSchema({name.str(), overload.str()});
+  if (!handle || !handle->hasSchema())
+    return true;
+  return llvm::none_of(
+      handle->schema().arguments(), [](const c10::Argument &argument) {
+        return argument.alias_info() && argument.alias_info()->isWrite();
+      });
+}
+
+/// Whether `op` is a candidate: an operator without a table row, ATen's or
+/// a loaded library's (torchvision's, a C++ extension's: --load-library),
+/// that writes none of its operands, some operand of which will require grad,
+/// every operand one the probe can make.
 static bool isCandidate(TorchOp op, const DenseSet<Value> &grads) {
   StringRef name = op.getName();
-  if (!name.starts_with("aten::") || name.ends_with("_") || op.getScript() ||
+  StringRef space = name.split("::").first;
+  if (space == name || space == "prim" || space == "memopt" ||
+      name.ends_with("_") || op.getScript() ||
       SavedTensorTable::get().knows(name) ||
+      !writesNoOperand(name, op.getOverload().value_or("")) ||
       llvm::none_of(op->getResultTypes(),
                     [](Type type) { return isa<TensorType>(type); }))
     return false;

@@ -239,6 +239,11 @@ def make_key(parts: Dict[str, object]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def file_identity(path) -> str:
+    """A file in the key: its real path, size and modification time."""
+    return _identity(path)
+
+
 def tool_identity(compiler, runtime) -> str:
     """What stands for memopt's version in the key."""
     from . import __version__

@@ -17,6 +17,7 @@ Every planning decision is memopt-compile's.
 import atexit
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -34,14 +35,43 @@ from .flags import Flags, apply_flags, describe_flags
 from .locate import compiler_path, runtime_library_path
 from .options import Options
 from .plan_summary import predicted_peaks
-from .runtime import load_runtime
+from .runtime import (load_runtime, operator_libraries,
+                      python_only_libraries)
 from .signatures import Signatures
-from .torchscript import check_outputs, first_line, to_torchscript
+from .torchscript import (calls_library_operators, check_outputs, first_line,
+                          to_torchscript)
 
 __all__ = ["Compiler"]
 
 #: While a compile runs longer, a line says so this often (seconds).
 _PROGRESS_EVERY = 10.0
+
+
+_NO_SCHEMA = re.compile(
+    r"operator '([A-Za-z0-9_]+)::([A-Za-z0-9_]+)[A-Za-z0-9_.]*' has no schema")
+
+
+def _explain_missing_operator(stderr: str) -> str:
+    """memopt-compile's stderr, where it found no schema for an operator
+    that this process has: said why (every library torch.ops.load_library
+    loaded was passed to it)."""
+    match = _NO_SCHEMA.search(stderr)
+    if not match:
+        return stderr
+    try:
+        getattr(getattr(torch.ops, match.group(1)), match.group(2))
+    except (AttributeError, RuntimeError):
+        return stderr
+    skipped = python_only_libraries()
+    return stderr.replace(
+        "no library that registers it is loaded: pass it with --load-library",
+        "this process has it, but no library torch.ops.load_library loaded "
+        "registers it: an operator defined from Python, or by an extension "
+        "imported as a Python module, cannot run in memopt-compile, which "
+        "loads C++ libraries only" +
+        (f"; not passed, as they need the Python interpreter: "
+         f"{', '.join(os.path.basename(p) for p in skipped)}"
+         if skipped else ""))
 
 
 def _temporary_root() -> pathlib.Path:
@@ -104,6 +134,9 @@ class Compiler:
             "options": self.options.arguments(),
             "torch": torch.__version__,
             "memopt": cache.tool_identity(self.compiler, self.runtime),
+            # The model may call their operators (known once it is scripted).
+            "operator_libraries": [cache.file_identity(path) for path
+                                   in operator_libraries()],
         }
 
     # -- the plan for some flags --------------------------------------------
@@ -213,6 +246,11 @@ class Compiler:
                        "--report", str(work / cache.REPORT), "--timeline",
                        *self.signatures.arguments(work),
                        *self.options.arguments()]
+            # The libraries this process loaded register the operators the
+            # model calls outside LibTorch's: memopt-compile loads them too.
+            if calls_library_operators(scripted):
+                for library in operator_libraries():
+                    command += ["--load-library", library]
             self._say(f"compiling {self.name} ({what}) for "
                       f"{self.signatures.describe()} with memopt-compile "
                       f"{' '.join(self.options.arguments())} ...")
@@ -259,5 +297,6 @@ class Compiler:
                 process.wait()
                 raise
         if process.returncode != 0:
-            raise compile_error(log.read_text(errors="replace"), command,
-                                process.returncode, self.name) from None
+            raise compile_error(
+                _explain_missing_operator(log.read_text(errors="replace")),
+                command, process.returncode, self.name) from None

@@ -1,13 +1,16 @@
 """libmemopt_runtime.so, the operators compiled modules call: loaded into
 the process once, before the first compiled module is."""
+import os
 import pathlib
+import struct
 import threading
+from typing import Dict, List, Optional, Tuple
 
 import torch
 
 from .locate import runtime_library_path
 
-__all__ = ["load_runtime"]
+__all__ = ["load_runtime", "operator_libraries", "python_only_libraries"]
 
 _lock = threading.Lock()
 _loaded = False
@@ -32,3 +35,75 @@ def load_runtime() -> pathlib.Path:
                 torch.ops.load_library(str(path))
             _loaded = True
     return path
+
+
+def _undefined_symbols(path: str) -> Optional[List[str]]:
+    """The undefined dynamic symbols of a 64-bit little-endian ELF shared
+    library, None when the file is not one (read with the standard
+    library: binutils may not be installed)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return None
+    try:
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", data,
+                                       shoff + i * shentsize)
+                    for i in range(shnum)]
+        names = []
+        for (_, kind, _, _, offset, size, link, _, _, entsize) in sections:
+            if kind != 11 or not entsize:  # SHT_DYNSYM
+                continue
+            strings_at = sections[link][4]
+            for at in range(offset, offset + size, entsize):
+                name, _, _, shndx = struct.unpack_from("<IBBH", data, at)
+                if shndx == 0 and name:  # SHN_UNDEF
+                    end = data.index(b"\0", strings_at + name)
+                    names.append(data[strings_at + name:end].decode(
+                        "ascii", "replace"))
+        return names
+    except (struct.error, IndexError, ValueError):
+        return None
+
+
+_needs_python_memo: Dict[Tuple[str, int, int], bool] = {}
+
+
+def needs_python(path: str) -> bool:
+    """Whether a shared library refers to the Python interpreter's symbols
+    (an extension module): such a library loads only into a Python
+    process, never into memopt-compile."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+    if key not in _needs_python_memo:
+        symbols = _undefined_symbols(path) or []
+        _needs_python_memo[key] = any(
+            name.startswith(("Py", "_Py")) for name in symbols)
+    return _needs_python_memo[key]
+
+
+def python_only_libraries() -> List[str]:
+    """The libraries torch.ops.load_library loaded that need the Python
+    interpreter (not passed to memopt-compile)."""
+    loaded = getattr(torch.ops, "loaded_libraries", set())
+    return sorted(path for path in loaded if needs_python(path))
+
+
+def operator_libraries() -> List[str]:
+    """Every library torch.ops.load_library loaded into this process
+    (torchvision's, a team's C++ extensions), memopt's runtime and those
+    that need the Python interpreter (torchvision 0.21's image decoders)
+    excepted: what memopt-compile loads (--load-library) to import and run
+    a model that calls their operators."""
+    runtime = os.path.realpath(runtime_library_path())
+    loaded = getattr(torch.ops, "loaded_libraries", set())
+    return sorted(path for path in loaded
+                  if os.path.realpath(path) != runtime and
+                  not needs_python(path))

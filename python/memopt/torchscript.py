@@ -23,7 +23,8 @@ import torch.nn as nn
 from .errors import UnsupportedModelError, warn
 from .signatures import Sample, forward_signature
 
-__all__ = ["to_torchscript", "check_outputs", "hooked_modules", "first_line"]
+__all__ = ["to_torchscript", "check_outputs", "hooked_modules", "first_line",
+           "calls_library_operators"]
 
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks")
@@ -317,3 +318,27 @@ def check_outputs(model: nn.Module, scripted) -> None:
                 f"compiles models whose forward returns a tensor or a tuple "
                 f"of tensors{where}", module_path="<root>",
                 source=source) from None
+
+
+#: Operator namespaces LibTorch registers itself (and memopt's runtime).
+_BUILTIN_NAMESPACES = {"aten", "prim", "memopt", "profiler", "cuda",
+                       "quantized", "_quantized", "_caffe2", "mkldnn"}
+
+
+def _node_kinds(block):
+    for node in block.nodes():
+        yield node.kind()
+        for inner in node.blocks():
+            yield from _node_kinds(inner)
+
+
+def calls_library_operators(scripted) -> bool:
+    """Whether the scripted model's forward (its calls inlined) calls an
+    operator that a loaded library registered (torchvision::roi_align, a
+    C++ extension's), not LibTorch."""
+    try:
+        graph = scripted.forward.inlined_graph
+    except (AttributeError, RuntimeError):
+        return False
+    return any(kind.split("::")[0] not in _BUILTIN_NAMESPACES
+               for kind in _node_kinds(graph.block()))

@@ -1,9 +1,10 @@
 // Trains the original model and its memopt-compiled module from the same
 // state for a few SGD steps in C++ and compares the parameters bit for bit;
 // prints the peaks the runtime's counting allocator measured and the ones
-// memopt predicted (net_memopt.h, generated at build time).
+// memopt predicted (MEMOPT_MODEL_HEADER, generated at build time for the
+// memopt_add_model target MEMOPT_MODEL).
 //   train <original.pt> <N,C,H,W>
-#include "net_memopt.h"
+#include MEMOPT_MODEL_HEADER
 
 #include "memopt/Runtime/MemoryStats.h"
 
@@ -15,6 +16,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+namespace model = memopt_models::MEMOPT_MODEL;
 
 namespace {
 
@@ -58,8 +61,8 @@ int main(int argc, char **argv) {
   for (std::string dim; std::getline(dims, dim, ',');)
     shape.push_back(std::stoll(dim));
   // Train with the threads the plan was made for: they pick the kernels.
-  if (memopt_models::net::kIntraOpThreads > 0)
-    at::set_num_threads(memopt_models::net::kIntraOpThreads);
+  if (model::kIntraOpThreads > 0)
+    at::set_num_threads(model::kIntraOpThreads);
   torch::manual_seed(1);
   torch::Tensor x = torch::randn(shape);
 
@@ -69,7 +72,7 @@ int main(int argc, char **argv) {
   memopt::runtime::enableMemoryStats();
   torch::jit::script::Module original = torch::jit::load(argv[1]);
   torch::jit::script::Module compiled =
-      torch::jit::load(memopt_models::net::kCompiledModule);
+      torch::jit::load(model::kCompiledModule);
   int64_t originalPeak = train(original, x);
   int64_t compiledPeak = train(compiled, x);
 
@@ -77,13 +80,13 @@ int main(int argc, char **argv) {
   bool bitwise = a.size() == b.size();
   for (size_t i = 0; bitwise && i < a.size(); ++i)
     bitwise = a[i].sizes() == b[i].sizes() && torch::equal(a[i], b[i]);
-  std::printf("signature %s\n", memopt_models::net::kSignatures[0]);
+  std::printf("signature %s\n", model::kSignatures[0]);
   std::printf("intra-op threads %d\n", at::get_num_threads());
   std::printf("parameters %zu bitwise %d\n", a.size(), bitwise ? 1 : 0);
   std::printf("measured peak original %lld compiled %lld\n",
               (long long)originalPeak, (long long)compiledPeak);
   std::printf("predicted peak baseline %lld planned %lld\n",
-              (long long)memopt_models::net::kBaselinePeakBytes[0],
-              (long long)memopt_models::net::kPlannedPeakBytes[0]);
+              (long long)model::kBaselinePeakBytes[0],
+              (long long)model::kPlannedPeakBytes[0]);
   return bitwise ? 0 : 1;
 }

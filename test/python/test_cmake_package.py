@@ -12,6 +12,7 @@ bundled spiking VGG and ResNet-18 from C++ with their launch stubs linked:
 bitwise equal to training the original .pt, every compression launch a
 stub's, and the peak reduction the Python path measures (within 10 %).
 """
+import json
 import os
 import pathlib
 import re
@@ -53,6 +54,12 @@ def consumer(tmp_path_factory):
     shutil.copy(CHAIN, model)
     project = tmp / "consumer"
     shutil.copytree(REPO / "test" / "cmake-consumer", project)
+    # The project's own operator library (its source: the tests' one) and
+    # a model calling its operators, scripted with the tests' build of it.
+    operators = project / "operators.cpp"
+    shutil.copy(REPO / "test" / "extension" / "TestOperators.cpp", operators)
+    ops_model = tmp / "ops_net.pt"
+    save_operator_model(build, ops_model)
     out = tmp / "build"
     prefixes = f"{prefix};{torch.utils.cmake_prefix_path}"
     run(["cmake", "-S", project, "-B", out, "-G", "Ninja",
@@ -60,10 +67,37 @@ def consumer(tmp_path_factory):
          f"-DMODEL={model}", "-DINPUT_SHAPE=x:2x3x8x8",
          # Two threads (train.cpp sets what the header says): oneDNN's
          # weight gradients then allocate more than on one.
-         "-DTHREADS=2"])
+         "-DTHREADS=2", f"-DOPERATORS_SOURCE={operators}",
+         f"-DOPERATORS_MODEL={ops_model}",
+         "-DOPERATORS_INPUT_SHAPE=x:4x3x32x32"])
     first = run(["cmake", "--build", out])
     return {"prefix": prefix, "out": out, "model": model, "first": first,
-            "project": project}
+            "project": project, "operators": operators,
+            "ops_model": ops_model}
+
+
+class OperatorNet(torch.nn.Module):
+    """Convolutions with memopt_test::soft_clip between them."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList(
+            [torch.nn.Conv2d(3 if i == 0 else 16, 16, 3, padding=1)
+             for i in range(4)])
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = torch.ops.memopt_test.soft_clip(conv(x), 2.0)
+        return torch.ops.memopt_test.scale(x)
+
+
+def save_operator_model(build, path):
+    library = pathlib.Path(os.environ.get(
+        "MEMOPT_TEST_OPERATORS_LIB",
+        build / "lib" / "libmemopt_test_operators.so"))
+    torch.ops.load_library(str(library))
+    torch.manual_seed(0)
+    torch.jit.script(OperatorNet()).save(str(path))
 
 
 def test_package_files_are_installed(consumer):
@@ -110,10 +144,37 @@ def test_rebuilds_only_when_the_model_or_options_change(consumer):
     assert "no work to do" in run(["cmake", "--build", out]).stdout
     # Another option: the compile runs again (the options file changed).
     cmake_lists = consumer["project"] / "CMakeLists.txt"
-    cmake_lists.write_text(cmake_lists.read_text().replace(
-        "PREFER memory", "PREFER balanced"))
+    original = cmake_lists.read_text()
+    cmake_lists.write_text(original.replace("PREFER memory", "PREFER balanced"))
     changed = run(["cmake", "--build", out])
     assert "memopt: compiling" in changed.stdout, changed.stdout
+    # As the other tests expect it.
+    cmake_lists.write_text(original)
+    run(["cmake", "--build", out])
+
+
+def test_model_calling_library_operators(consumer):
+    # memopt_add_model(... LIBRARIES model_ops): the project's own library
+    # is loaded into memopt-compile and linked into the training program.
+    out = consumer["out"]
+    text = run([out / "train_ops", consumer["ops_model"], "4,3,32,32"]).stdout
+    print(text)
+    assert "bitwise 1" in text, text
+    measured = re.search(r"measured peak original (\d+) compiled (\d+)", text)
+    original, compiled = map(int, measured.groups())
+    assert compiled < original, text
+    report = json.loads((out / "ops_net.report.json").read_text())
+    assert any(path.endswith("libmodel_ops.so")
+               for path in report["options"]["operator_libraries"])
+
+
+def test_rebuilt_library_recompiles_its_model(consumer):
+    out = consumer["out"]
+    assert "no work to do" in run(["cmake", "--build", out]).stdout
+    os.utime(consumer["operators"])
+    rebuilt = run(["cmake", "--build", out]).stdout
+    assert "memopt: compiling" in rebuilt and "ops_net" in rebuilt, rebuilt
+    assert "no work to do" in run(["cmake", "--build", out]).stdout
 
 
 @pytest.fixture(scope="module")

@@ -104,6 +104,12 @@ static cl::opt<std::string> kernelWorkspaces(
              "formulas for PyTorch 1.13's oneDNN); auto probes for --device "
              "cpu"),
     cl::value_desc("auto|probe|model"), cl::init("auto"), cl::cat(category));
+static cl::list<std::string> loadLibrary(
+    "load-library",
+    cl::desc("Load a library that registers operators the model calls "
+             "(torchvision's _C, a C++ extension), as torch.ops.load_library "
+             "does; repeat for several"),
+    cl::value_desc("path.so"), cl::cat(category));
 static cl::opt<bool> noCheckForward(
     "no-check-forward",
     cl::desc("Write the compiled model without running its forward once per "
@@ -214,6 +220,7 @@ int main(int argc, char **argv) {
   options.signaturesFile = signaturesFile;
   options.strictSignatures = strictSignatures;
   options.fallback = fallback;
+  options.operatorLibraries.assign(loadLibrary.begin(), loadLibrary.end());
   options.gradBuffers = gradBuffers;
   options.kernelWorkspaces = kernelWorkspaces;
   options.threads = threads;

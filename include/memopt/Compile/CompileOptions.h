@@ -51,6 +51,9 @@ struct CompileOptions {
   std::string signaturesFile;
   bool strictSignatures = false;
   std::string fallback = "generic"; // generic | original
+  /// --load-library: libraries registering operators the model calls
+  /// (torchvision's `_C`, C++ extensions), loaded before the import.
+  std::vector<std::string> operatorLibraries;
 
   /// Budget, preference, device, module-path lists: parsed by the caller
   /// (parsePlanningOptions), printed into the pipeline by buildPipeline.

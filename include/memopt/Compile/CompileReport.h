@@ -170,6 +170,8 @@ struct CompileReport {
   std::optional<ForwardCheckResult> forwardCheck;
   /// The PyTorch (LibTorch) the compiler and its tables were built for.
   std::string torchVersion;
+  /// --load-library, as given: the libraries of the model's own operators.
+  std::vector<std::string> operatorLibraries;
   bool strictSignatures = false;
   /// Write each prediction's per-op timeline into the JSON report.
   bool timelineInJSON = false;

@@ -27,6 +27,12 @@ std::vector<std::string> runtimeLibraryCandidates();
 /// looked at or why the library would not load.
 llvm::Expected<std::string> loadRuntimeLibrary();
 
+/// Loads a library that registers operators (TORCH_LIBRARY: torchvision's
+/// `_C`, a team's C++ extension) into this process for its whole life, as
+/// `torch.ops.load_library` does in Python, so that archives calling its
+/// operators import and run here. The error is one line naming `path`.
+llvm::Error loadOperatorLibrary(llvm::StringRef path);
+
 } // namespace mlir::memopt
 
 #endif // MEMOPT_CONVERSION_RUNTIMELIBRARY_H

@@ -1,5 +1,6 @@
 //===- ImportTranslation.cpp - memopt-translate --import-torchscript ------===//
 #include "memopt/Conversion/OneLineDiagnostic.h"
+#include "memopt/Conversion/RuntimeLibrary.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 #include "memopt/Conversion/TorchScriptSource.h"
 #include "memopt/Dialect/MemoptAttrNames.h"
@@ -55,6 +56,12 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
           "--probe-kernels: intra-op threads the kernels run "
           "with (as training will); the module is stamped with them"),
       llvm::cl::init(1));
+  static llvm::cl::list<std::string> operatorLibraries(
+      "load-library",
+      llvm::cl::desc("--import-torchscript: load a library that registers "
+                     "operators the model calls (as torch.ops.load_library "
+                     "does); repeat for several"),
+      llvm::cl::value_desc("path.so"));
   static TranslateToMLIRRegistration registration(
       "import-torchscript", "import a TorchScript .pt into the memopt dialect",
       [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
@@ -63,6 +70,12 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
           printOneLineDiagnostic(diagnostic, llvm::errs());
           return success();
         });
+        for (const std::string &library : operatorLibraries)
+          if (llvm::Error failure = loadOperatorLibrary(library)) {
+            emitError(UnknownLoc::get(context))
+                << llvm::toString(std::move(failure));
+            return nullptr;
+          }
         ImportOptions options;
         for (const std::string &text : inputShapes) {
           std::string error;
@@ -122,7 +135,8 @@ void mlir::memopt::registerTorchScriptImportTranslation() {
 static bool takesSeparateValue(llvm::StringRef arg) {
   arg = arg.ltrim('-');
   return arg == "o" || arg == "input-shape" || arg == "method" ||
-         arg == "signature" || arg == "signatures-file";
+         arg == "signature" || arg == "signatures-file" ||
+         arg == "load-library";
 }
 
 bool mlir::memopt::reportUnreadableImportInput(int argc, char **argv) {

@@ -266,7 +266,8 @@ mlir::memopt::detail::loadTorchScriptArchive(llvm::StringRef bytes,
       std::string site = compileErrorSite(full);
       throw ImportError("operator '" + *op + "' has no schema" +
                         (site.empty() ? "" : ", at " + site) +
-                        " (is the library that registers it loaded?)");
+                        " (no library that registers it is loaded: pass it "
+                        "with --load-library)");
     }
     throw ImportError(("cannot load TorchScript archive '" + name +
                        "': " + describeTorchException(error))
