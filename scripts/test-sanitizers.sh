@@ -31,7 +31,8 @@ targets=(memopt_runtime)
 if ((all)); then
   compiler=ON
   targets+=(memopt-opt memopt-translate memopt-compile memopt-unit-tests
-            memopt-planner-tests memopt-analysis-tests memopt-archive-tests)
+            memopt-planner-tests memopt-analysis-tests memopt-archive-tests
+            memopt_test_operators)
 fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMEMOPT_SANITIZE=address,undefined -DMEMOPT_ENABLE_CUDA=OFF \
