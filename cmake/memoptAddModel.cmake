@@ -23,7 +23,8 @@
 # convolution kernels); auto, the default, takes what a PyTorch process
 # started in the build's environment gets, and the header says which.
 # LIBRARIES are the libraries that register operators the model calls (a
-# C++ extension built by this project, torchvision's ops): memopt-compile
+# C++ extension built by this project, torchvision's ops): SHARED library
+# targets defined before the call, or paths; memopt-compile
 # loads them (--load-library), and <target> links them so that a program
 # linking <target> has them registered before it loads the module.
 # The compile re-runs when the model, the options, a library or
@@ -77,6 +78,12 @@ function(memopt_add_model target)
   set(library_links "")
   foreach(library IN LISTS arg_LIBRARIES)
     if(TARGET "${library}")
+      get_target_property(type "${library}" TYPE)
+      if(type STREQUAL "MODULE_LIBRARY")
+        message(FATAL_ERROR "memopt_add_model(${target}): LIBRARIES "
+                            "'${library}' is a MODULE library, which a "
+                            "program cannot link; make it SHARED")
+      endif()
       set(file "$<TARGET_FILE:${library}>")
     else()
       get_filename_component(library "${library}" ABSOLUTE)

@@ -89,13 +89,45 @@ getIntegerElements(const c10::IValue &value) {
   return ints;
 }
 
+/// Whether no op writes `list` in place (`s[0] = 1`, `append`): a list the
+/// IR reads element by element has the values it was made with. A module
+/// attribute's list is one object whichever read gives it, so every read of
+/// that attribute must be unwritten. Tuples cannot be written.
+static bool isNeverWritten(Value list) {
+  if (!isa<ListType>(list.getType()))
+    return true;
+  auto unwritten = [](Value value) {
+    return llvm::all_of(value.getUses(), [](OpOperand &use) {
+      auto user = dyn_cast<TorchOp>(use.getOwner());
+      if (!user)
+        return false;
+      std::optional<ArrayRef<int64_t>> written = user.getMutates();
+      return !written ||
+             !llvm::is_contained(*written, int64_t(use.getOperandNumber()));
+    });
+  };
+  auto read = list.getDefiningOp<GetAttrOp>();
+  if (!read)
+    return unwritten(list);
+  Operation *root = read;
+  while (root->getParentOp())
+    root = root->getParentOp();
+  bool allUnwritten = true;
+  root->walk([&](GetAttrOp other) {
+    if (other.getPath() == read.getPath() && !unwritten(other.getResult()))
+      allUnwritten = false;
+  });
+  return allUnwritten;
+}
+
 /// An integer list or tuple whose elements are known here: a module
 /// attribute (a convolution's `stride` tuple, as torchvision's ops read
 /// theirs), a static tensor's `size()`, a constant, a read-only list of
-/// static integers, and slices of these.
+/// static integers, and slices of these; lists only where nothing writes
+/// them.
 static std::optional<SmallVector<int64_t>> staticIntsOf(Value sequence,
                                                         unsigned depth) {
-  if (depth > 16)
+  if (depth > 16 || !isNeverWritten(sequence))
     return std::nullopt;
   if (auto read = sequence.getDefiningOp<GetAttrOp>()) {
     std::optional<c10::IValue> value =

@@ -20,6 +20,8 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::memopt;
 
@@ -34,9 +36,14 @@ static bool writesNoOperand(StringRef name, StringRef overload) {
       c10::Dispatcher::singleton().findSchema({name.str(), overload.str()});
   if (!handle || !handle->hasSchema())
     return true;
+  // `Tensor(a!)[]` says its elements are written: on the contained type.
+  std::function<bool(const c10::AliasInfo &)> writes =
+      [&](const c10::AliasInfo &alias) {
+        return alias.isWrite() || llvm::any_of(alias.containedTypes(), writes);
+      };
   return llvm::none_of(
-      handle->schema().arguments(), [](const c10::Argument &argument) {
-        return argument.alias_info() && argument.alias_info()->isWrite();
+      handle->schema().arguments(), [&](const c10::Argument &argument) {
+        return argument.alias_info() && writes(*argument.alias_info());
       });
 }
 

@@ -38,8 +38,8 @@ from .plan_summary import predicted_peaks
 from .runtime import (load_runtime, operator_libraries,
                       python_only_libraries)
 from .signatures import Signatures
-from .torchscript import (calls_library_operators, check_outputs, first_line,
-                          to_torchscript)
+from .torchscript import (BUILTIN_NAMESPACES, calls_library_operators,
+                          check_outputs, first_line, to_torchscript)
 
 __all__ = ["Compiler"]
 
@@ -56,22 +56,23 @@ def _explain_missing_operator(stderr: str) -> str:
     that this process has: said why (every library torch.ops.load_library
     loaded was passed to it)."""
     match = _NO_SCHEMA.search(stderr)
-    if not match:
+    if not match or match.group(1) in BUILTIN_NAMESPACES:
         return stderr
     try:
         getattr(getattr(torch.ops, match.group(1)), match.group(2))
     except (AttributeError, RuntimeError):
         return stderr
     skipped = python_only_libraries()
+    why = ("this process has it, but memopt-compile loads C++ libraries "
+           "only: an operator defined from Python, or by an extension "
+           "imported as a Python module, cannot run there")
+    if skipped:
+        why += (f"; nor can a library that needs the Python interpreter "
+                f"(not passed: "
+                f"{', '.join(os.path.basename(p) for p in skipped)})")
     return stderr.replace(
         "no library that registers it is loaded: pass it with --load-library",
-        "this process has it, but no library torch.ops.load_library loaded "
-        "registers it: an operator defined from Python, or by an extension "
-        "imported as a Python module, cannot run in memopt-compile, which "
-        "loads C++ libraries only" +
-        (f"; not passed, as they need the Python interpreter: "
-         f"{', '.join(os.path.basename(p) for p in skipped)}"
-         if skipped else ""))
+        why)
 
 
 def _temporary_root() -> pathlib.Path:

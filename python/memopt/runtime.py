@@ -37,35 +37,45 @@ def load_runtime() -> pathlib.Path:
     return path
 
 
-def _undefined_symbols(path: str) -> Optional[List[str]]:
-    """The undefined dynamic symbols of a 64-bit little-endian ELF shared
-    library, None when the file is not one (read with the standard
-    library: binutils may not be installed)."""
+def _dynamic_names(path: str) -> Optional[Tuple[List[str], List[str]]]:
+    """The undefined dynamic symbols and the needed libraries (DT_NEEDED)
+    of a 64-bit little-endian ELF shared library; None when the file is
+    not one (read with the standard library: binutils may not be
+    installed)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError:
         return None
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or \
+            data[5] != 1:
         return None
+
+    def string(table_at: int, offset: int) -> str:
+        end = data.index(b"\0", table_at + offset)
+        return data[table_at + offset:end].decode("ascii", "replace")
+
     try:
         shoff, = struct.unpack_from("<Q", data, 0x28)
         shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
         sections = [struct.unpack_from("<IIQQQQIIQQ", data,
                                        shoff + i * shentsize)
                     for i in range(shnum)]
-        names = []
+        undefined, needed = [], []
         for (_, kind, _, _, offset, size, link, _, _, entsize) in sections:
-            if kind != 11 or not entsize:  # SHT_DYNSYM
+            if not entsize:
                 continue
             strings_at = sections[link][4]
             for at in range(offset, offset + size, entsize):
-                name, _, _, shndx = struct.unpack_from("<IBBH", data, at)
-                if shndx == 0 and name:  # SHN_UNDEF
-                    end = data.index(b"\0", strings_at + name)
-                    names.append(data[strings_at + name:end].decode(
-                        "ascii", "replace"))
-        return names
+                if kind == 11:  # SHT_DYNSYM: Elf64_Sym
+                    name, _, _, shndx = struct.unpack_from("<IBBH", data, at)
+                    if shndx == 0 and name:  # SHN_UNDEF
+                        undefined.append(string(strings_at, name))
+                elif kind == 6:  # SHT_DYNAMIC: Elf64_Dyn
+                    tag, value = struct.unpack_from("<qQ", data, at)
+                    if tag == 1:  # DT_NEEDED
+                        needed.append(string(strings_at, value))
+        return undefined, needed
     except (struct.error, IndexError, ValueError):
         return None
 
@@ -75,17 +85,20 @@ _needs_python_memo: Dict[Tuple[str, int, int], bool] = {}
 
 def needs_python(path: str) -> bool:
     """Whether a shared library refers to the Python interpreter's symbols
-    (an extension module): such a library loads only into a Python
-    process, never into memopt-compile."""
+    or needs a library that does (LibTorch's Python bindings, libpython:
+    what torch.utils.cpp_extension links unless told not to): such a
+    library loads only into a Python process, never into memopt-compile."""
     try:
         st = os.stat(path)
     except OSError:
         return False
     key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
     if key not in _needs_python_memo:
-        symbols = _undefined_symbols(path) or []
+        undefined, needed = _dynamic_names(path) or ([], [])
         _needs_python_memo[key] = any(
-            name.startswith(("Py", "_Py")) for name in symbols)
+            name.startswith(("Py", "_Py")) for name in undefined) or any(
+            name.startswith(("libtorch_python", "libpython"))
+            for name in needed)
     return _needs_python_memo[key]
 
 

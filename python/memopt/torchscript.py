@@ -24,7 +24,7 @@ from .errors import UnsupportedModelError, warn
 from .signatures import Sample, forward_signature
 
 __all__ = ["to_torchscript", "check_outputs", "hooked_modules", "first_line",
-           "calls_library_operators"]
+           "calls_library_operators", "BUILTIN_NAMESPACES"]
 
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks")
@@ -321,7 +321,7 @@ def check_outputs(model: nn.Module, scripted) -> None:
 
 
 #: Operator namespaces LibTorch registers itself (and memopt's runtime).
-_BUILTIN_NAMESPACES = {"aten", "prim", "memopt", "profiler", "cuda",
+BUILTIN_NAMESPACES = {"aten", "prim", "memopt", "profiler", "cuda",
                        "quantized", "_quantized", "_caffe2", "mkldnn"}
 
 
@@ -340,5 +340,5 @@ def calls_library_operators(scripted) -> bool:
         graph = scripted.forward.inlined_graph
     except (AttributeError, RuntimeError):
         return False
-    return any(kind.split("::")[0] not in _BUILTIN_NAMESPACES
+    return any(kind.split("::")[0] not in BUILTIN_NAMESPACES
                for kind in _node_kinds(graph.block()))

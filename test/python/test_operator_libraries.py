@@ -259,10 +259,16 @@ def test_libraries_that_need_python_are_not_passed(tmp_path):
     from memopt.runtime import needs_python, operator_libraries
     bindings = python_binding_library()
     assert needs_python(bindings)
+    # torch._C's own module refers to no Python symbol itself, but needs
+    # the bindings library (as cpp_extension builds link it by default).
+    assert needs_python(torch._C.__file__)
     assert not needs_python(str(LIBRARY))
     text = tmp_path / "not-elf.so"
     text.write_text("not a library")
     assert not needs_python(str(text))
+    short = tmp_path / "short.so"
+    short.write_bytes(b"\x7fELF")
+    assert not needs_python(str(short))
     torch.ops.load_library(bindings)  # already mapped: nothing new runs
     try:
         libraries = operator_libraries()
@@ -292,6 +298,7 @@ def test_operator_defined_from_python(tmp_path):
                     cache_dir=tmp_path, verbose=False)
     message = str(raised.value)
     assert "operator 'memopt_python_test::twice' has no schema" in message
+    assert "memopt-compile loads C++ libraries only" in message
     assert "an operator defined from Python" in message
     assert "--load-library" not in message
 
