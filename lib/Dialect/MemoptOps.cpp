@@ -271,9 +271,12 @@ std::optional<SmallVector<int64_t>> TorchOp::getIntegers(Attribute attr) {
 
 bool TorchOp::isReadOnlyList(Value list) {
   auto construct = list.getDefiningOp<TorchOp>();
-  if (!construct || construct.getName() != "prim::ListConstruct")
-    return false;
-  for (OpOperand &use : list.getUses()) {
+  return construct && construct.getName() == "prim::ListConstruct" &&
+         hasNoWritingUse(list);
+}
+
+bool TorchOp::hasNoWritingUse(Value value) {
+  for (OpOperand &use : value.getUses()) {
     auto user = dyn_cast<TorchOp>(use.getOwner());
     if (!user)
       return false;

@@ -96,28 +96,33 @@ getIntegerElements(const c10::IValue &value) {
 static bool isNeverWritten(Value list) {
   if (!isa<ListType>(list.getType()))
     return true;
-  auto unwritten = [](Value value) {
-    return llvm::all_of(value.getUses(), [](OpOperand &use) {
-      auto user = dyn_cast<TorchOp>(use.getOwner());
-      if (!user)
-        return false;
-      std::optional<ArrayRef<int64_t>> written = user.getMutates();
-      return !written ||
-             !llvm::is_contained(*written, int64_t(use.getOperandNumber()));
-    });
-  };
   auto read = list.getDefiningOp<GetAttrOp>();
   if (!read)
-    return unwritten(list);
+    return TorchOp::hasNoWritingUse(list);
   Operation *root = read;
   while (root->getParentOp())
     root = root->getParentOp();
   bool allUnwritten = true;
   root->walk([&](GetAttrOp other) {
-    if (other.getPath() == read.getPath() && !unwritten(other.getResult()))
+    if (other.getPath() == read.getPath() &&
+        !TorchOp::hasNoWritingUse(other.getResult()))
       allUnwritten = false;
   });
   return allUnwritten;
+}
+
+/// Argument `position` of `op` as a static integer: a constant, or an
+/// operand whose value staticIntOf knows.
+static std::optional<int64_t> staticIntArg(TorchOp op, unsigned position,
+                                           unsigned depth) {
+  ArrayRef<Attribute> args = op.getArgs().getValue();
+  if (position >= args.size())
+    return std::nullopt;
+  if (auto constant = dyn_cast<IntegerAttr>(args[position]))
+    return constant.getInt();
+  if (Value operand = op.getOperandArg(position))
+    return staticIntOf(operand, depth + 1);
+  return std::nullopt;
 }
 
 /// An integer list or tuple whose elements are known here: a module
@@ -151,15 +156,11 @@ static std::optional<SmallVector<int64_t>> staticIntsOf(Value sequence,
       return std::nullopt;
     return SmallVector<int64_t>(type.getShape());
   }
-  if ((name == "prim::ListConstruct" && TorchOp::isReadOnlyList(sequence)) ||
-      name == "prim::TupleConstruct") {
+  // (A list here is unwritten: checked above.)
+  if (name == "prim::ListConstruct" || name == "prim::TupleConstruct") {
     SmallVector<int64_t> ints;
     for (unsigned i = 0; i < args.size(); ++i) {
-      std::optional<int64_t> element;
-      if (auto constant = dyn_cast<IntegerAttr>(args[i]))
-        element = constant.getInt();
-      else if (Value operand = op.getOperandArg(i))
-        element = staticIntOf(operand, depth + 1);
+      std::optional<int64_t> element = staticIntArg(op, i, depth);
       if (!element)
         return std::nullopt;
       ints.push_back(*element);
@@ -172,13 +173,7 @@ static std::optional<SmallVector<int64_t>> staticIntsOf(Value sequence,
     std::optional<SmallVector<int64_t>> list =
         staticIntsOf(op.getOperandArg(0), depth + 1);
     auto bound = [&](unsigned i, int64_t otherwise) -> std::optional<int64_t> {
-      if (isa<NoneAttr>(args[i]))
-        return otherwise;
-      if (auto constant = dyn_cast<IntegerAttr>(args[i]))
-        return constant.getInt();
-      if (Value operand = op.getOperandArg(i))
-        return staticIntOf(operand, depth + 1);
-      return std::nullopt;
+      return isa<NoneAttr>(args[i]) ? otherwise : staticIntArg(op, i, depth);
     };
     if (!list)
       return std::nullopt;
@@ -229,15 +224,7 @@ static std::optional<int64_t> staticIntOf(Value value, unsigned depth) {
     return staticIntAt(op->getOperand(0),
                        cast<OpResult>(value).getResultNumber(), depth + 1);
   ArrayRef<Attribute> args = op.getArgs().getValue();
-  auto argInt = [&](unsigned i) -> std::optional<int64_t> {
-    if (i >= args.size())
-      return std::nullopt;
-    if (auto constant = dyn_cast<IntegerAttr>(args[i]))
-      return constant.getInt();
-    if (Value operand = op.getOperandArg(i))
-      return staticIntOf(operand, depth + 1);
-    return std::nullopt;
-  };
+  auto argInt = [&](unsigned i) { return staticIntArg(op, i, depth); };
   if ((name == "aten::__getitem__" || name == "prim::TupleIndex") &&
       args.size() == 2 && op.getOperandArg(0)) {
     std::optional<int64_t> index = argInt(1);

@@ -55,6 +55,32 @@ def script_and_compile(make_model, tmp_path, specs, args):
     return model, torch.jit.load(str(out))
 
 
+def measured_peaks(paths, args, steps=2, warmup=2):
+    """The measured peak of a training step of each TorchScript module in
+    `paths` ({label: .pt}) on `args`, as docs/memory-prediction.md measures
+    and memopt's output runs: the graph executor's optimization off, one
+    intra-op thread, seed 0; the runtime loaded."""
+    import sys
+    sys.path.insert(0, str(REPO / "python"))
+    from memopt import measure
+    measure.load_runtime()
+    optimize = torch._C._get_graph_executor_optimize()
+    torch._C._set_graph_executor_optimize(False)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        peaks = {}
+        for label, path in paths.items():
+            torch.manual_seed(0)
+            peaks[label] = measure.measure_training_step(
+                torch.jit.load(str(path)), args, steps=steps,
+                warmup=warmup).peak_bytes
+        return peaks
+    finally:
+        torch._C._set_graph_executor_optimize(optimize)
+        torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def runtime():
     """Loads libmemopt_runtime once per session and returns torch.ops.memopt."""

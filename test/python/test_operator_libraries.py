@@ -25,7 +25,7 @@ os.environ.setdefault("MEMOPT_BUILD_DIR", str(HERE.parents[1] / "build"))
 import memopt  # noqa: E402
 from memopt import measure  # noqa: E402
 
-from conftest import BUILD, compile_with_report  # noqa: E402
+from conftest import BUILD, compile_with_report, measured_peaks  # noqa: E402
 
 LIBRARY = pathlib.Path(os.environ.get(
     "MEMOPT_TEST_OPERATORS_LIB", BUILD / "lib" / "libmemopt_test_operators.so"))
@@ -153,23 +153,10 @@ def predicted_and_measured(source, out, args, extra, library=LIBRARY):
     report = measure.compile_model(
         source, out, [f"x:{'x'.join(map(str, args[0].shape))}"],
         ["--load-library", str(library), "--prefer", "memory"] + extra)
-    measure.load_runtime()
-    optimize = torch._C._get_graph_executor_optimize()
-    torch._C._set_graph_executor_optimize(False)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        rows = {}
-        for what, path in (("baseline", source), ("planned", out)):
-            torch.manual_seed(0)
-            measured = measure.measure_training_step(
-                torch.jit.load(str(path)), args, steps=2, warmup=2).peak_bytes
-            rows[what] = (report["signatures"][0][what]["predicted_peak_bytes"],
-                          measured)
-        return report, rows
-    finally:
-        torch._C._set_graph_executor_optimize(optimize)
-        torch.set_num_threads(threads)
+    peaks = measured_peaks({"baseline": source, "planned": out}, args)
+    return report, {
+        what: (report["signatures"][0][what]["predicted_peak_bytes"], measured)
+        for what, measured in peaks.items()}
 
 
 def test_prediction_of_a_library_operator(tmp_path):

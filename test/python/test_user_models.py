@@ -44,6 +44,8 @@ sys.path.insert(0, str(HERE.parents[1] / "python"))
 os.environ.setdefault("MEMOPT_BUILD_DIR", str(HERE.parents[1] / "build"))
 import memopt  # noqa: E402
 
+from conftest import measured_peaks  # noqa: E402
+
 class SuperResolution(nn.Module):
     def __init__(self):
         super().__init__()
@@ -625,20 +627,8 @@ def test_prediction_of_user_models(name, tmp_path):
         ["--prefer", "memory"])
     signature = report["signatures"][0]
     assert not signature.get("unknown_ops"), signature["unknown_ops"]
-    measure.load_runtime()
-    optimize = torch._C._get_graph_executor_optimize()
-    # As docs/memory-prediction.md measures and memopt's output runs.
-    torch._C._set_graph_executor_optimize(False)
-    saved_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        for what, path in (("baseline", source), ("planned", out)):
-            torch.manual_seed(0)
-            measured = measure.measure_training_step(
-                torch.jit.load(str(path)), args, steps=2, warmup=2).peak_bytes
-            predicted = signature[what]["predicted_peak_bytes"]
-            assert abs(predicted / measured - 1) < 0.01, (
-                f"{name} {what}: predicted {predicted}, measured {measured}")
-    finally:
-        torch._C._set_graph_executor_optimize(optimize)
-        torch.set_num_threads(saved_threads)
+    peaks = measured_peaks({"baseline": source, "planned": out}, args)
+    for what, measured in peaks.items():
+        predicted = signature[what]["predicted_peak_bytes"]
+        assert abs(predicted / measured - 1) < 0.01, (
+            f"{name} {what}: predicted {predicted}, measured {measured}")

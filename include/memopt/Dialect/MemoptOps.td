@@ -157,6 +157,9 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     /// `prim::ListConstruct` whose users are all memopt.ops that do not
     /// mutate it (an `append` would hold more than the construction says).
     static bool isReadOnlyList(Value list);
+    /// Whether every user of `value` is a memopt.op that does not mutate
+    /// it (in place, `append`, `s[0] = 1`), whatever defines it.
+    static bool hasNoWritingUse(Value value);
   }];
 }
 
