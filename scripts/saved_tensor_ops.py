@@ -87,8 +87,24 @@ SPECS = [
     ("aten::batch_norm", "default", IMG, lambda c: [
         img(c), T(c["c"]), T(c["c"]), C(c["c"]), C(c["c"]), True, 0.1, 1e-5,
         True]),
+    # Without running statistics (track_running_stats=False), without
+    # affine parameters, and neither.
+    ("aten::batch_norm", "default", IMG, lambda c: [
+        img(c), T(c["c"]), T(c["c"]), None, None, True, 0.1, 1e-5, True]),
+    ("aten::batch_norm", "default", IMG, lambda c: [
+        img(c), None, None, C(c["c"]), C(c["c"]), True, 0.1, 1e-5, True]),
+    ("aten::batch_norm", "default", IMG, lambda c: [
+        img(c), None, None, None, None, True, 0.1, 1e-5, True]),
     ("aten::layer_norm", "default", SEQ, lambda c: [
         seq(c), [c["d"]], T(c["d"]), T(c["d"]), 1e-5, True]),
+    # elementwise_affine=False (adaptive layer norms, DiT's adaLN).
+    ("aten::layer_norm", "default", SEQ, lambda c: [
+        seq(c), [c["d"]], None, None, 1e-5, True]),
+    # F.normalize: a norm over one dim kept, clamped and expanded.
+    ("aten::norm", "ScalarOpt_dim", SEQ, lambda c: [seq(c), 2.0, [2], True]),
+    ("aten::norm", "Scalar", SEQ, lambda c: [seq(c), 2.0]),
+    ("aten::expand_as", "default", SEQ, lambda c: [
+        T(c["n"], c["s"], 1), seq(c)]),
     ("aten::linear", "default", SEQ, lambda c: [mat(c), T(4, c["d"]), T(4)]),
     ("aten::linear", "default", SEQ, lambda c: [seq(c), T(4, c["d"]), T(4)]),
     ("aten::linear", "default", SEQ, lambda c: [seq(c), T(4, c["d"]), None]),
@@ -181,6 +197,8 @@ SPECS = [
                                                    None, None]),
     ("aten::ones_like", "default", SEQ, lambda c: [seq(c), None, None, None,
                                                   None, None]),
+    ("aten::full_like", "default", SEQ, lambda c: [seq(c), 0.5, None, None,
+                                                 None, None, None]),
     ("aten::empty_like", "default", SEQ, lambda c: [seq(c), None, None, None,
                                                    None, None]),
     ("aten::bernoulli_", "float", SEQ, lambda c: [
@@ -242,6 +260,12 @@ SPECS = [
         img(c), T(c["c"]), T(c["c"]), None, None, True, 0.1, 1e-5, False]),
     ("aten::instance_norm", "default", IMG, lambda c: [
         img(c), None, None, None, None, True, 0.1, 1e-5, False]),
+    # track_running_stats=True: the running statistics are updated too.
+    ("aten::instance_norm", "default", IMG, lambda c: [
+        img(c), T(c["c"]), T(c["c"]), C(c["c"]), C(c["c"]), True, 0.1, 1e-5,
+        False]),
+    ("aten::instance_norm", "default", IMG, lambda c: [
+        img(c), None, None, C(c["c"]), C(c["c"]), True, 0.1, 1e-5, False]),
     ("aten::grid_sampler", "default", IMG, lambda c: [
         img(c), T(c["n"], 5, 7, 2), 0, 0, True]),
     ("aten::meshgrid", "indexing", SEQ, lambda c: [

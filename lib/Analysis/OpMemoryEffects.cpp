@@ -157,6 +157,45 @@ static int64_t getNewSavedBytes(const SavedItem &item, TorchOp op,
 /// be nonzero runs another CPU kernel (the math decomposition, which keeps
 /// the scores) than without (flash attention), and has rows of its own.
 /// A fused kernel with dropout keeps what flash attention keeps.
+/// Bytes of the copy ATen's batched matmul saves for operand `index` when
+/// the batch dims broadcast it: both operands are expanded to the common
+/// batch and reshaped to one bmm batch, which copies a broadcast operand
+/// (a weight shared by every sample, `W @ u` in capsule routing); 0 when
+/// the operand is not broadcast (or the product is not a batched one).
+static int64_t getBroadcastMatmulCopyBytes(TorchOp op, ArrayRef<Value> args,
+                                           unsigned index) {
+  if (op.getName() != "aten::matmul" || args.size() < 2 || index > 1 ||
+      !args[0] || !args[1])
+    return 0;
+  auto a = dyn_cast<RankedTensorType>(args[0].getType());
+  auto b = dyn_cast<RankedTensorType>(args[1].getType());
+  if (!a || !b || !a.hasStaticShape() || !b.hasStaticShape() ||
+      a.getRank() < 2 || b.getRank() < 2 ||
+      (a.getRank() < 3 && b.getRank() < 3) ||
+      (b.getRank() <= 2 && a.getRank() >= 3)) // folded into one mm
+    return 0;
+  ArrayRef<int64_t> batchA = a.getShape().drop_back(2),
+                    batchB = b.getShape().drop_back(2);
+  size_t rank = std::max(batchA.size(), batchB.size());
+  int64_t common = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    auto dimOf = [&](ArrayRef<int64_t> batch) -> int64_t {
+      size_t offset = rank - batch.size();
+      return i < offset ? 1 : batch[i - offset];
+    };
+    common *= std::max(dimOf(batchA), dimOf(batchB));
+  }
+  RankedTensorType operand = index == 0 ? a : b;
+  ArrayRef<int64_t> own = index == 0 ? batchA : batchB;
+  int64_t ownBatch = 1;
+  for (int64_t d : own)
+    ownBatch *= d;
+  int64_t bytes = getDeviceBytes(operand);
+  if (ownBatch >= common || ownBatch <= 0 || bytes < 0)
+    return 0;
+  return bytes / ownBatch * common;
+}
+
 static std::string getTableKey(TorchOp op, bool fusedDropoutAttention) {
   StringRef name = op.getName();
   if (lookupOperator(name).savedRow != SavedRowKey::DropoutAt4 ||
@@ -319,6 +358,10 @@ OpMemoryEffects mlir::memopt::getOpMemoryEffects(
     case SavedItem::Kind::Arg:
       if (item.index >= args.size() || !args[item.index])
         break;
+      if (int64_t copy = getBroadcastMatmulCopyBytes(op, args, item.index)) {
+        fx.savedNewBytes.push_back(copy);
+        break;
+      }
       if (item.copyIfFolded && foldCopies(args[item.index])) {
         auto ranked = dyn_cast<RankedTensorType>(args[item.index].getType());
         // The reshape merges leading dims (and copies a tensor whose

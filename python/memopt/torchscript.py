@@ -169,9 +169,12 @@ def _convert(model: nn.Module, example: Optional[Sample], warn_trace: bool):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return torch.jit.script(model), "script"
+            scripted = torch.jit.script(model)
     except Exception as e:  # TorchScript raises many types
         script_error = first_line(e) + _where(model, str(e))
+    else:
+        _check_script_keeps_eager(model)
+        return scripted, "script"
     path, source = _location(script_error)
     if example is None:
         raise UnsupportedModelError(
@@ -213,6 +216,28 @@ def _convert(model: nn.Module, example: Optional[Sample], warn_trace: bool):
             f"branches it took, and inputs that would take others run them "
             f"wrong")
     return traced, "trace"
+
+
+def _check_script_keeps_eager(model: nn.Module) -> None:
+    """Configurations whose scripted forward computes otherwise than eager,
+    with no trace of it in the graph memopt reads: F.embedding's max_norm
+    renormalizes rows of the table in place (under no_grad) before the
+    lookup in eager, and TorchScript drops that call as an unused result
+    (aten::_no_grad_embedding_renorm_ has no write in its schema).
+    UnsupportedModelError naming the module, rather than a compiled model
+    that trains otherwise."""
+    for path, module in model.named_modules():
+        max_norm = getattr(module, "max_norm", None)
+        if isinstance(module, (nn.Embedding, nn.EmbeddingBag)) and \
+                max_norm is not None:
+            raise UnsupportedModelError(
+                f"{type(module).__name__} '{path or type(model).__name__}' "
+                f"has max_norm={max_norm}: TorchScript drops the in-place "
+                f"renormalization eager applies to the looked-up rows, so a "
+                f"compiled model would train otherwise; renormalize the "
+                f"table before each step (torch.embedding_renorm_ under "
+                f"torch.no_grad()) and build it without max_norm",
+                module_path=path or None)
 
 
 def _gradients(module: nn.Module, args: tuple) -> Tuple[list, dict]:

@@ -81,6 +81,81 @@ def measured_peaks(paths, args, steps=2, warmup=2):
         torch.set_num_threads(threads)
 
 
+def train_beside_eager(cls, sample, tmp_path):
+    """Two SGD steps of `cls()` through `memopt.wrap(prefer="memory")` beside
+    eager, from the same seeds (dropout, torch.rand): outputs, every
+    parameter gradient and, at the end, every buffer bit for bit equal.
+    `sample()` gives the input (a tuple for several); the loss is the mean
+    square of the first output."""
+    import sys
+    sys.path.insert(0, str(REPO / "python"))
+    import memopt
+    torch.manual_seed(0)
+    eager = cls().train()
+    torch.manual_seed(0)
+    model = cls().train()
+    x = sample()
+    args = x if isinstance(x, tuple) else (x,)
+    wrapped = memopt.wrap(model, x, prefer="memory", cache_dir=tmp_path,
+                          verbose=False)
+    first = lambda out: out[0] if isinstance(out, tuple) else out  # noqa
+    for step in range(2):
+        outputs = []
+        for module in (eager, wrapped):
+            torch.manual_seed(100 + step)
+            out = module(*args)
+            first(out).float().pow(2).mean().backward()
+            outputs.append(first(out))
+        assert torch.equal(outputs[0], outputs[1]), f"step {step}"
+        for (n, p), (_, q) in zip(eager.named_parameters(),
+                                  model.named_parameters()):
+            assert (p.grad is None) == (q.grad is None), n
+            if p.grad is not None:
+                assert torch.equal(p.grad, q.grad), f"{n} step {step}"
+        with torch.no_grad():
+            for m in (eager, model):
+                for p in m.parameters():
+                    if p.grad is not None:
+                        p -= 0.1 * p.grad
+                        p.grad.zero_()
+    for (n, a), (_, b) in zip(eager.named_buffers(), model.named_buffers()):
+        assert torch.equal(a, b), n
+    for (n, a), (_, b) in zip(eager.named_parameters(),
+                              model.named_parameters()):
+        assert torch.equal(a, b), n
+
+
+def assert_predicted_within(cls, sample, tmp_path, tolerance):
+    """`cls()` scripted and compiled with `--prefer memory`: no operator left
+    unknown, and the predicted baseline and planned peaks within
+    `tolerance` (a fraction) of what a training step measures."""
+    import sys
+    sys.path.insert(0, str(REPO / "python"))
+    from memopt import measure
+    x = sample()
+    args = list(x if isinstance(x, tuple) else (x,))
+    torch.manual_seed(0)
+    source = tmp_path / "model.pt"
+    torch.jit.script(cls().train()).save(str(source))
+    out = tmp_path / "model.memopt.pt"
+    names = [a.name for a in
+             torch.jit.load(str(source)).forward.schema.arguments[1:]]
+    dtypes = {torch.int64: ":i64", torch.int32: ":i32", torch.bool: ":i1"}
+    report = measure.compile_model(
+        source, out, [f"{n}:{'x'.join(map(str, t.shape))}"
+                      f"{dtypes.get(t.dtype, '')}"
+                      for n, t in zip(names, args)],
+        ["--prefer", "memory"])
+    signature = report["signatures"][0]
+    assert not signature.get("unknown_ops"), signature["unknown_ops"]
+    peaks = measured_peaks({"baseline": source, "planned": out}, args)
+    for what, measured in peaks.items():
+        predicted = signature[what]["predicted_peak_bytes"]
+        assert abs(predicted / measured - 1) < tolerance, (
+            f"{cls.__name__} {what}: predicted {predicted}, "
+            f"measured {measured}")
+
+
 @pytest.fixture(scope="session")
 def runtime():
     """Loads libmemopt_runtime once per session and returns torch.ops.memopt."""

@@ -44,7 +44,7 @@ sys.path.insert(0, str(HERE.parents[1] / "python"))
 os.environ.setdefault("MEMOPT_BUILD_DIR", str(HERE.parents[1] / "build"))
 import memopt  # noqa: E402
 
-from conftest import measured_peaks  # noqa: E402
+from conftest import assert_predicted_within, train_beside_eager  # noqa: E402
 
 class SuperResolution(nn.Module):
     def __init__(self):
@@ -562,40 +562,7 @@ MODELS = {
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_user_model_trains_like_eager(name, tmp_path):
-    cls, sample = MODELS[name]
-    torch.manual_seed(0)
-    eager = cls().train()
-    torch.manual_seed(0)
-    model = cls().train()
-    x = sample()
-    args = x if isinstance(x, tuple) else (x,)
-    wrapped = memopt.wrap(model, x, prefer="memory", cache_dir=tmp_path,
-                          verbose=False)
-    for step in range(2):
-        outputs = []
-        for module in (eager, wrapped):
-            torch.manual_seed(100 + step)  # same dropout and torch.rand
-            out = module(*args)
-            first = out[0] if isinstance(out, tuple) else out
-            first.float().pow(2).mean().backward()
-            outputs.append(out)
-        assert torch.equal(outputs[0][0] if isinstance(outputs[0], tuple)
-                           else outputs[0],
-                           outputs[1][0] if isinstance(outputs[1], tuple)
-                           else outputs[1]), f"step {step}"
-        for (n, p), (_, q) in zip(eager.named_parameters(),
-                                  model.named_parameters()):
-            assert (p.grad is None) == (q.grad is None), n
-            if p.grad is not None:
-                assert torch.equal(p.grad, q.grad), f"{n} step {step}"
-        with torch.no_grad():
-            for m in (eager, model):
-                for p in m.parameters():
-                    if p.grad is not None:
-                        p -= 0.1 * p.grad
-                        p.grad.zero_()
-    for (n, a), (_, b) in zip(eager.named_buffers(), model.named_buffers()):
-        assert torch.equal(a, b), n
+    train_beside_eager(*MODELS[name], tmp_path)
 
 
 # Operators each stands for: index_select / index_add, topk, std and
@@ -609,26 +576,4 @@ PREDICTED = ["message_passing", "topk_moe", "ws_net", "patch_unfold",
 
 @pytest.mark.parametrize("name", PREDICTED)
 def test_prediction_of_user_models(name, tmp_path):
-    from memopt import measure
-    cls, sample = MODELS[name]
-    x = sample()
-    args = list(x if isinstance(x, tuple) else (x,))
-    torch.manual_seed(0)
-    source = tmp_path / "model.pt"
-    torch.jit.script(cls().train()).save(str(source))
-    out = tmp_path / "model.memopt.pt"
-    names = [a.name for a in
-             torch.jit.load(str(source)).forward.schema.arguments[1:]]
-    dtypes = {torch.int64: ":i64", torch.int32: ":i32"}
-    report = measure.compile_model(
-        source, out, [f"{n}:{'x'.join(map(str, t.shape))}"
-                      f"{dtypes.get(t.dtype, '')}"
-                      for n, t in zip(names, args)],
-        ["--prefer", "memory"])
-    signature = report["signatures"][0]
-    assert not signature.get("unknown_ops"), signature["unknown_ops"]
-    peaks = measured_peaks({"baseline": source, "planned": out}, args)
-    for what, measured in peaks.items():
-        predicted = signature[what]["predicted_peak_bytes"]
-        assert abs(predicted / measured - 1) < 0.01, (
-            f"{name} {what}: predicted {predicted}, measured {measured}")
+    assert_predicted_within(*MODELS[name], tmp_path, 0.01)

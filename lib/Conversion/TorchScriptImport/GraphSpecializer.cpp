@@ -648,14 +648,17 @@ void GraphSpecializer::eraseDeadNodes() {
   }
 }
 
-/// A `with` block would change autograd state (torch.no_grad(),
-/// torch.enable_grad()) for the ops inside it; the dialect has no way to say
-/// so, and running its context object at import would crash the
-/// interpreter, so it is refused by name.
+/// A `with` block other than torch.no_grad() (lowerNoGradBlock) would
+/// change state for the ops inside it (torch.enable_grad() inside no_grad,
+/// a user's context manager) that the dialect has no way to say, and
+/// running its context object at import would crash the interpreter, so it
+/// is refused by name.
 static std::string rejectWithBlock(const Node *node) {
   std::string context =
       node->inputs().empty() ? "?" : node->input(0)->type()->str();
-  return "'with' blocks are not supported (context manager " + context +
+  return "'with' blocks other than torch.no_grad() are not supported "
+         "(context manager " +
+         context +
          "): a compiled training step cannot change autograd state inside "
          "forward; move the block out of forward or compute it with "
          "detach()";
@@ -685,6 +688,21 @@ SpecializedGraph GraphSpecializer::run() {
     }
     if (node->kind() == c10::prim::Loop) {
       node = stepLoop(node);
+      continue;
+    }
+    if (isNoGradBlock(node)) {
+      std::vector<Node *> dead;
+      node = lowerNoGradBlock(
+          node,
+          [&](Value *value) -> std::optional<bool> {
+            const ValueFacts *f = evaluator.lookup(value);
+            if (!f || !f->value)
+              return std::nullopt;
+            return f->value->isNone();
+          },
+          dead);
+      for (Node *gone : dead)
+        destroyNode(gone);
       continue;
     }
     if (node->kind() == c10::prim::Enter || node->kind() == c10::prim::Exit)

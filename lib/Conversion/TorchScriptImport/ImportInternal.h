@@ -226,6 +226,19 @@ std::vector<c10::IValue> runKeptControlFlow(const KeptControlFlow &kept,
                                             torch::jit::Stack inputs,
                                             std::optional<bool> branch);
 
+/// True for the prim::Enter of a `with torch.no_grad():` block.
+bool isNoGradBlock(const torch::jit::Node *enter);
+
+/// Rewrites the no_grad block entered at `enter` (isNoGradBlock) into the
+/// same ops on detached inputs (NoGradBlocks.cpp); `dead` gets the nodes the
+/// caller must destroy (Enter, Exit, the context object). `isNone` tells
+/// whether an Optional[Tensor] is None (nullopt: unknown). Returns the node
+/// to visit next. Throws ImportError for what cannot be detached.
+torch::jit::Node *lowerNoGradBlock(
+    torch::jit::Node *enter,
+    const std::function<std::optional<bool>(torch::jit::Value *)> &isNone,
+    std::vector<torch::jit::Node *> &dead);
+
 /// Evaluates single nodes for the specializer (NodeEvaluator.cpp).
 class NodeEvaluator {
 public:

@@ -54,6 +54,15 @@ static bool isScalarType(const c10::TypePtr &type) {
   }
 }
 
+/// float, Scalar and their optionals: numbers no ATen operator on tensors
+/// reads a size from (sizes are ints; upsampling's scale factors are lists).
+static bool isValueOnlyNumber(const c10::TypePtr &type) {
+  if (auto optional = type->cast<c10::OptionalType>())
+    return isValueOnlyNumber(optional->getElementType());
+  return type->kind() == c10::TypeKind::FloatType ||
+         type->kind() == c10::TypeKind::NumberType;
+}
+
 /// Ops whose non-tensor results depend only on a tensor's shape, dtype,
 /// device or None-ness, never on its data.
 static bool isShapeQuery(const Node *node) {
@@ -341,9 +350,18 @@ void NodeEvaluator::evaluate(Node *node) {
   }
 
   // Random draws change data, never shapes; only a scalar read out of tensor
-  // data (item, Bool(t), x.sum() > 0 via aten::gt -> Bool) is data.
+  // data (item, Bool(t), x.sum() > 0 via aten::gt -> Bool) is data. A
+  // number read out of data and passed to an operator on tensors as a float
+  // or Scalar (a cumulative batch-norm's momentum 1 / float(count), x * s)
+  // sets values, never sizes, which ATen takes as ints.
   bool shapesStatic =
-      run && inputsStatic && !hasDataDependentShape(node, *this);
+      run && !hasDataDependentShape(node, *this) &&
+      (inputsStatic || (anyTensorInput && node->kind().is_aten() &&
+                        llvm::all_of(node->inputs(), [&](tj::Value *input) {
+                          const ValueFacts *f = lookup(input);
+                          return (f && f->isStatic) ||
+                                 isValueOnlyNumber(input->type());
+                        })));
   bool nodeStatic = shapesStatic && !nondeterministic;
   for (tj::Value *output : node->outputs()) {
     ValueFacts &f = facts(output);

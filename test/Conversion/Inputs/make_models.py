@@ -287,6 +287,20 @@ class AssignedAttribute(nn.Module):
         return out
 
 
+
+class NoGradTeacher(nn.Module):
+    """A teacher layer run under torch.no_grad() beside a trained one."""
+
+    def __init__(self):
+        super().__init__()
+        self.student = nn.Linear(3, 3)
+        self.teacher = nn.Linear(3, 3)
+
+    def forward(self, x):
+        with torch.no_grad():
+            target = self.teacher(x)
+        return self.student(x) - target
+
 def main():
     torch.manual_seed(0)
     torch.jit.script(ConvBNReLU()).save(str(HERE / "conv_bn.pt"))
@@ -313,6 +327,7 @@ def main():
     torch.jit.script(DefaultedInputs()).save(str(HERE / "defaulted_inputs.pt"))
     torch.jit.script(AssignedAttribute()).save(
         str(HERE / "assigned_attribute.pt"))
+    torch.jit.script(NoGradTeacher()).save(str(HERE / "no_grad.pt"))
     # A zip archive that torch.save wrote: valid zip, not TorchScript.
     torch.save(ConvBNReLU().state_dict(), str(HERE / "state_dict.pt"))
     for name in sorted(os.listdir(HERE)):
