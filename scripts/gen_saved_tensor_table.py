@@ -8,10 +8,14 @@ the autograd nodes it created (`grad_fn`, `next_functions`) and reads their
 alive: an argument (`a1`), a result (`r0`) or a new allocation
 (`new:<size rule>:<dtype>`, e.g. dropout's noise or batch-norm's statistics).
 It also records whether each result aliases an argument and whether each
-input gradient is a new buffer or passes the output gradient through.
+input gradient is a new buffer or passes the output gradient through, and,
+with `--runtime` (memopt's counting allocator), how much the operator's
+backward allocates at its highest when that is more than the new gradients
+(`4xlike.r0`: four result-sized buffers, as a division's does:
+`-grad * self / (other * other)`).
 
     /usr/bin/python3 scripts/gen_saved_tensor_table.py \
-        -o lib/Analysis/SavedTensorTable.def
+        -o lib/Analysis/SavedTensorTable.def --runtime build/lib/libmemopt_runtime.so
 
 writes the table the C++ training-memory model compiles in; `--print` gives
 the same rows as `memopt-opt -memopt-test-memory-model=dump-table`.
@@ -35,6 +39,10 @@ DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
 # Ops whose result aliases its input only for contiguous inputs / same dtypes.
 CONTIG_ALIAS = {"aten::reshape", "aten::contiguous", "aten::flatten"}
 SAME_ALIAS = {"aten::to", "aten::type_as"}
+
+
+# memopt's counting allocator (torch.ops.memopt), when --runtime loads it.
+ALLOCATOR = None
 
 
 def storage_key(t):
@@ -209,14 +217,26 @@ def run_once(name, overload, spec_args, grad_positions, noncontig=False):
             if item not in saved:
                 saved.append(item)
     grads = []
+    backward = None
     diff = [t for ts in flat for t in ts if t.requires_grad]
     if leaves and diff:
         gos = [torch.randn(t.shape, dtype=t.dtype) for t in diff]
         go_keys = {storage_key(g) for g in gos}
+        if ALLOCATOR is not None:
+            before = ALLOCATOR.memory_stats()[0]
+            ALLOCATOR.reset_peak_memory_stats()
         try:
             got = torch.autograd.grad(diff, leaves, gos, allow_unused=True)
         except RuntimeError:  # not differentiable (heaviside)
             got = [None] * len(leaves)
+        if ALLOCATOR is not None:
+            # What the backward allocated at its highest, and how much of
+            # that the new gradients it returns are.
+            high = ALLOCATOR.memory_stats()[1] - before
+            fresh = {storage_key(g): g.storage().nbytes() for g in got
+                     if g is not None and storage_key(g) not in go_keys}
+            backward = (high, sum(fresh.values()),
+                        torch.empty(0, dtype=first_dtype).element_size())
         per_arg, i = [], 0
         for k, a in enumerate(spec_args):
             if k in grad_positions:
@@ -229,7 +249,7 @@ def run_once(name, overload, spec_args, grad_positions, noncontig=False):
     else:
         grads = ["none"] * len(grad_positions)
     cands = size_candidates(args, [t for ts in flat for t in ts][:len(outs)])
-    return pattern, saved, sizes, results, grads, cands
+    return pattern, saved, sizes, results, grads, cands, backward
 
 
 def derive_spec(name, overload, configs, build):
@@ -243,7 +263,7 @@ def derive_spec(name, overload, configs, build):
         for gp in itertools.combinations(grad_able, n):
             runs = [run_once(name, overload, build(c), set(gp))
                     for c in configs]
-            pattern, _, _, results, grads, _ = runs[0]
+            pattern, _, _, results, grads, _, _ = runs[0]
             # New tensors: one size rule that fits every config.
             saved = []
             for idx, item in enumerate(runs[0][1]):
@@ -280,7 +300,48 @@ def derive_spec(name, overload, configs, build):
                           probe[2][o][0] == numel]
                 if f"a{k}" not in probe[1] and len(copies) == 1:
                     saved[saved.index(f"a{k}")] = f"a{k}?fold"
-            yield pattern, saved, results, grads
+            yield pattern, saved, results, grads, backward_rule(runs)
+
+
+def backward_rule(runs):
+    """`<k>x<size rule>` when every config's backward allocates more at its
+    highest than its new gradients, k times one size candidate (to within
+    2 %: a reduced gradient of a few bytes may be live beside), the same k
+    for each; "" otherwise (the memory model's own count is right)."""
+    if any(r[6] is None or r[6][0] <= r[6][1] for r in runs):
+        return ""
+    # Temporaries the size of the largest argument or result: other
+    # candidates (channels, rows, a bias) would extrapolate a kernel's
+    # workspace wrongly.
+    largest = max(v for n, v in runs[0][5] if n.startswith("like."))
+    for name, value0 in runs[0][5]:
+        if not name.startswith("like.") or value0 != largest:
+            continue
+        ks = set()
+        for run in runs:
+            high, _, item = run[6]
+            value = dict(run[5]).get(name)
+            if not value:
+                break
+            k = round(high / item / value)
+            if k < 1 or abs(high / item - k * value) > 0.02 * high / item:
+                break
+            ks.add(k)
+        else:
+            if len(ks) == 1:
+                return f"{ks.pop()}x{name}"
+    return ""
+
+
+def merge_backward(a, b):
+    """One backward rule for two configs of a row: the one that has one,
+    the larger of two on the same size candidate, else none."""
+    if not a or not b:
+        return a or b
+    (ka, ca), (kb, cb) = a.split("x", 1), b.split("x", 1)
+    if ca != cb:
+        return ""
+    return a if int(ka) >= int(kb) else b
 
 
 def merge(rows, key, row):
@@ -304,7 +365,7 @@ def merge(rows, key, row):
     # model takes as new wherever the operand's shape is not the result's.
     grads = [a if a == b else "pass" if {a, b} == {"pass", "new"} else "new"
              for a, b in zip(old[2], row[2])]
-    rows[key] = (saved, results, grads)
+    rows[key] = (saved, results, grads, merge_backward(old[3], row[3]))
 
 
 def derive_table():
@@ -313,27 +374,28 @@ def derive_table():
     for name, overload, configs, build in SPECS:
         if aten_overload(name, overload) is None:
             continue  # not in this PyTorch (e.g. attention before 2.0)
-        for pattern, saved, results, grads in derive_spec(name, overload,
-                                                          configs, build):
-            merge(rows, (name, pattern), (saved, results, grads))
+        for pattern, saved, results, grads, backward in derive_spec(
+                name, overload, configs, build):
+            merge(rows, (name, pattern), (saved, results, grads, backward))
     return rows
 
 
 def table_lines(rows):
     """The canonical text form, one row per line, sorted."""
-    return sorted(f"{n}|{p}|{' '.join(s)}|{' '.join(r)}|{' '.join(g)}"
-                  for (n, p), (s, r, g) in rows.items())
+    return sorted(f"{n}|{p}|{' '.join(s)}|{' '.join(r)}|{' '.join(g)}|{b}"
+                  for (n, p), (s, r, g, b) in rows.items())
 
 
 def write_def(rows, path):
     with open(path, "w") as f:
         f.write("// Generated by scripts/gen_saved_tensor_table.py from PyTorch "
                 f"{torch.__version__} (CPU). Do not edit.\n"
-                "// MEMOPT_SAVED_OP(op, pattern, saved, results, grads): see "
-                "docs/analyses.md.\n")
+                "// MEMOPT_SAVED_OP(op, pattern, saved, results, grads, "
+                "backward): see docs/analyses.md.\n")
         for line in table_lines(rows):
-            n, p, s, r, g = line.split("|")
-            f.write(f'MEMOPT_SAVED_OP("{n}", "{p}", "{s}", "{r}", "{g}")\n')
+            n, p, s, r, g, b = line.split("|")
+            f.write(f'MEMOPT_SAVED_OP("{n}", "{p}", "{s}", "{r}", "{g}", '
+                    f'"{b}")\n')
 
 
 def main():
@@ -341,7 +403,21 @@ def main():
     parser.add_argument("-o", "--output", help="write the .def table here")
     parser.add_argument("--print", action="store_true",
                         help="print the canonical rows")
+    parser.add_argument("--runtime", help="libmemopt_runtime.so: measure "
+                        "what each backward allocates with its counting "
+                        "allocator (without it, no backward column)")
     opts = parser.parse_args()
+    if opts.runtime:
+        global ALLOCATOR
+        try:
+            torch.ops.load_library(opts.runtime)
+            torch.ops.memopt.enable_memory_stats()
+            ALLOCATOR = torch.ops.memopt
+        except (OSError, RuntimeError) as e:
+            # An instrumented runtime that cannot load here (a fuzzing
+            # build's): the table without the backward column.
+            print(f"gen_saved_tensor_table: not measuring backward "
+                  f"allocations ({str(e).splitlines()[0]})", file=sys.stderr)
     rows = derive_table()
     if opts.output:
         write_def(rows, opts.output)

@@ -50,6 +50,9 @@ private:
     /// autograd's CopySlices copies the incoming gradient, the base's size,
     /// before running the write's backward on the slice.
     int64_t viewWriteBytes = 0;
+    /// What the op's backward allocates at its highest, its new gradients
+    /// included (OpMemoryEffects::backwardHighWater), or -1.
+    int64_t backwardHighWater = -1;
   };
   using Storages = StorageTimeline::Storages;
 

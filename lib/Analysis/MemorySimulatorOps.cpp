@@ -271,6 +271,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
 
   SmallVector<unsigned> temps;
   Node node{op, {}, fx.grads, {}};
+  node.backwardHighWater = fx.backwardHighWater;
   node.reducedGrads = fx.reducedPassThrough;
   SavedFormAttr form = op.getSavedFormAttr();
   // A masked dropout keeps a bit per value of its noise, not the noise
@@ -749,6 +750,9 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
         });
       };
       high = getBackwardHighWater(torchOp, gets(0), gets(1), gets(2), options);
+      // A backward formula's temporaries (a division's), from the table.
+      if (high < 0 && options.kernelWorkspaces)
+        high = node.backwardHighWater;
       if (torchOp.getMeasuredSavesAttr()) {
         measuredWhole = high;
         KernelHighWaterAttr marks = torchOp.getHighWaterAttr();

@@ -352,6 +352,16 @@ OpMemoryEffects mlir::memopt::getOpMemoryEffects(
                    !llvm::is_contained(row->grads, GradRule::Pass)))
     return fx;
   fx.differentiable = true;
+  if (row->backward.factor && row->pattern == pattern) {
+    // The buffers are the size of the table's largest tensor; at a
+    // broadcast result that is the result's.
+    int64_t one =
+        getNewSavedBytes(row->backward.size, op, args, firstTensorType);
+    if (op->getNumResults() == 1)
+      one = std::max(one, getDeviceBytes(op->getResult(0).getType()));
+    if (one > 0)
+      fx.backwardHighWater = row->backward.factor * one;
+  }
 
   for (const SavedItem &item : row->saved) {
     switch (item.kind) {

@@ -33,6 +33,9 @@ struct OpMemoryEffects {
   bool differentiable = false;
   /// The table knew the op; otherwise the effects are a safe guess.
   bool known = true;
+  /// What its backward allocates at its highest, counting the new
+  /// gradients (the table's backward rule), or -1 where that is just them.
+  int64_t backwardHighWater = -1;
 };
 
 /// Effects of `op`; `requiresGrad` answers for tensor values.

@@ -15,13 +15,13 @@ using namespace mlir::memopt;
 
 namespace {
 struct RawRow {
-  const char *op, *pattern, *saved, *results, *grads;
+  const char *op, *pattern, *saved, *results, *grads, *backward;
 };
 } // namespace
 
 static const RawRow kRawRows[] = {
-#define MEMOPT_SAVED_OP(OP, PATTERN, SAVED, RESULTS, GRADS)                    \
-  {OP, PATTERN, SAVED, RESULTS, GRADS},
+#define MEMOPT_SAVED_OP(OP, PATTERN, SAVED, RESULTS, GRADS, BACKWARD)          \
+  {OP, PATTERN, SAVED, RESULTS, GRADS, BACKWARD},
 #include "SavedTensorTable.def"
 #undef MEMOPT_SAVED_OP
 };
@@ -74,6 +74,19 @@ static SavedItem parseSaved(StringRef text) {
   return item;
 }
 
+/// `<k>x<size rule>` (`4xlike.a0`), or "" for none.
+static BackwardHighWater parseBackward(StringRef text) {
+  BackwardHighWater rule;
+  if (text.empty())
+    return rule;
+  auto [factor, size] = text.split('x');
+  if (factor.getAsInteger(10, rule.factor) || size.empty())
+    llvm::report_fatal_error(llvm::Twine("bad backward rule: ") + text);
+  rule.size = parseSaved((llvm::Twine("new:") + size + ":same").str());
+  rule.size.dtype = "same"; // not the temporary text parsed
+  return rule;
+}
+
 static ResultRule parseResult(StringRef text) {
   ResultRule rule;
   if (text == "new")
@@ -96,6 +109,8 @@ SavedTensorTable::SavedTensorTable() {
     row.savedText = raw.saved;
     row.resultsText = raw.results;
     row.gradsText = raw.grads;
+    row.backwardText = raw.backward;
+    row.backward = parseBackward(row.backwardText);
     SmallVector<StringRef> words;
     row.savedText.split(words, ' ', -1, /*KeepEmpty=*/false);
     for (StringRef w : words)
@@ -157,7 +172,7 @@ void SavedTensorTable::print(raw_ostream &os) const {
   for (const SavedTensorRow &row : rows)
     lines.push_back((llvm::Twine(row.op) + "|" + row.pattern + "|" +
                      row.savedText + "|" + row.resultsText + "|" +
-                     row.gradsText)
+                     row.gradsText + "|" + row.backwardText)
                         .str());
   std::sort(lines.begin(), lines.end());
   for (const std::string &line : lines)

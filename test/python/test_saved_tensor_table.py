@@ -1,8 +1,9 @@
 """The saved-tensor table compiled into the training-memory model agrees with
 what PyTorch's autograd really saves.
 
-Re-derives every row with scripts/gen_saved_tensor_table.py on this PyTorch,
-and compares it with (1) the table the build generated from its PyTorch
+Re-derives every row with scripts/gen_saved_tensor_table.py on this PyTorch
+(with memopt's counting allocator, as the build does, for what each
+backward allocates), and compares it with (1) the table the build generated from its PyTorch
 (<build>/lib/Analysis/SavedTensorTable.def) and (2) the table memopt-opt was
 built with (`-memopt-test-memory-model=dump-table=1`). Any disagreement fails and names the rows.
 """
@@ -13,7 +14,7 @@ import subprocess
 import pytest
 import torch
 
-from conftest import REPO, tool_path
+from conftest import REPO, runtime_library_path, tool_path
 
 
 def generated_table():
@@ -31,6 +32,9 @@ def load_generator():
 @pytest.fixture(scope="module")
 def derived():
     gen = load_generator()
+    torch.ops.load_library(str(runtime_library_path()))
+    torch.ops.memopt.enable_memory_stats()
+    gen.ALLOCATOR = torch.ops.memopt
     return set(gen.table_lines(gen.derive_table()))
 
 
@@ -48,7 +52,8 @@ def test_generated_table_matches_pytorch(derived):
         f"{text.splitlines()[0]}")
     rows = set()
     for line in text.splitlines():
-        m = re.match(r'MEMOPT_SAVED_OP\("(.*)", "(.*)", "(.*)", "(.*)", "(.*)"\)', line)
+        m = re.match(r'MEMOPT_SAVED_OP\("(.*)", "(.*)", "(.*)", "(.*)", '
+                     r'"(.*)", "(.*)"\)', line)
         if m:
             rows.add("|".join(m.groups()))
     assert rows == derived, diff(derived, rows)
@@ -68,14 +73,19 @@ def test_compiled_table_matches_pytorch(derived):
 def test_key_rows(derived):
     """Spot checks of facts the memory model depends on (CPU, PyTorch 1.13)."""
     # Dropout keeps a float noise tensor the size of its input.
-    assert "aten::dropout|g|new:like.a0:same|new|new" in derived
+    assert "aten::dropout|g|new:like.a0:same|new|new|" in derived
     # Batch norm keeps its input and per-channel save_mean / save_invstd.
     assert any(r.startswith("aten::batch_norm|gggtt|a0 new:dim1.a0:same "
                             "new:dim1.a0:same") for r in derived)
     # max_pool2d keeps its input and int64 indices the size of its output.
-    assert "aten::max_pool2d|g|new:like.r0:i64 a0|new|new" in derived
+    assert "aten::max_pool2d|g|new:like.r0:i64 a0|new|new|" in derived
     # relu_ works in place and keeps its result.
-    assert "aten::relu_|g|r0|a0|new" in derived
+    assert "aten::relu_|g|r0|a0|new|" in derived
+    # A division's backward holds -grad * self / (other * other) beside
+    # its two gradients: four buffers of the operands' size at its highest;
+    # a product's, only its two gradients (no backward rule).
+    assert "aten::div|gg|a1 a0|new|new new|4xlike.a0" in derived
+    assert "aten::mul|gg|a1 a0|new|new new|2xlike.a0" in derived
 
 
 # Ops the simulator handles itself (lists, tuples, casts): no table row.

@@ -52,12 +52,22 @@ struct ResultRule {
 
 enum class GradRule { New, Pass, None };
 
+/// What the operator's backward allocates at its highest, counting the
+/// gradients it makes (`4xlike.a0`: four buffers the size of argument 0,
+/// a division's `-grad * self / (other * other)` beside its gradients);
+/// only where that is more than the new gradients (factor 0: no rule).
+struct BackwardHighWater {
+  unsigned factor = 0;
+  SavedItem size; // a New item: the size of one buffer
+};
+
 struct SavedTensorRow {
   StringRef op, pattern;
   SmallVector<SavedItem> saved;
   SmallVector<ResultRule> results;
   SmallVector<GradRule> grads; // one per 'g' of the pattern, in order
-  StringRef savedText, resultsText, gradsText;
+  BackwardHighWater backward;
+  StringRef savedText, resultsText, gradsText, backwardText;
 };
 
 class SavedTensorTable {
@@ -73,7 +83,8 @@ public:
   const SavedTensorRow *anyRow(StringRef op) const;
   bool knows(StringRef op) const { return rowsByOp.count(op); }
 
-  /// Prints `op|pattern|saved|results|grads` rows, sorted, as the generator
+  /// Prints `op|pattern|saved|results|grads|backward` rows, sorted, as the
+  /// generator
   /// script prints them.
   void print(raw_ostream &os) const;
 
