@@ -289,6 +289,9 @@ SPECS = [
         T(6, c["d"]), 0, C(c["n"], dtype=torch.int64), T(c["n"], c["d"]),
         1]),
     ("aten::flip", "default", SEQ, lambda c: [seq(c), [1]]),
+    # Triangles: causal masks built in forward, triangular products.
+    ("aten::triu", "default", SEQ, lambda c: [seq(c), 1]),
+    ("aten::tril", "default", SEQ, lambda c: [seq(c), 0]),
     # Top-k routing (mixtures of experts): values and their indices.
     ("aten::topk", "default", SEQ, lambda c: [seq(c), 2, -1, True, True]),
     # Patches (F.unfold / F.fold): 2 x 2 tiles.
