@@ -121,6 +121,11 @@ struct ValueFacts {
   bool sizeDependent = false;
   /// The list `x.size()` itself: its length is the rank.
   bool isSizeList = false;
+  /// A tensor whose data, not only its shape, is the same on every call
+  /// with inputs of the given shapes: made by deterministic operators from
+  /// constants and static scalars only (a causal mask built from a
+  /// sequence length), never from inputs, parameters or buffers.
+  bool dataStatic = false;
 };
 
 /// Static shape and dtype of a tensor.

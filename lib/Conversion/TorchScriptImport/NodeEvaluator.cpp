@@ -302,6 +302,7 @@ void NodeEvaluator::evaluate(Node *node) {
     ValueFacts result;
     result.value = torch::jit::toIValue(node->output());
     result.isStatic = true;
+    result.dataStatic = result.value && result.value->isTensor();
     setFacts(node->output(), std::move(result));
     recordTensorFacts(node->output());
     return;
@@ -310,6 +311,8 @@ void NodeEvaluator::evaluate(Node *node) {
     return evaluateGetAttr(node);
 
   bool inputsKnown = true, inputsStatic = true, anyTensorInput = false;
+  // Every input a static scalar or a tensor whose data is static.
+  bool inputsDataStatic = true;
   bool sizeDependent = isSizeQuery(node);
   std::set<std::string> deps;
   for (tj::Value *input : node->inputs()) {
@@ -317,6 +320,9 @@ void NodeEvaluator::evaluate(Node *node) {
     inputsKnown &= f && f->value.has_value();
     inputsStatic &= f && f->isStatic;
     anyTensorInput |= holdsTensorData(input->type());
+    inputsDataStatic &= f && f->isStatic &&
+                        (f->dataStatic || !containsTensor(input->type()) ||
+                         (f->value && f->value->isNone()));
     if (f) {
       deps.insert(f->attributeDeps.begin(), f->attributeDeps.end());
       sizeDependent |= f->sizeDependent;
@@ -343,11 +349,23 @@ void NodeEvaluator::evaluate(Node *node) {
              (executeTensors ||
               (!producesTensor && (!anyTensorInput || isShapeQuery(node)) &&
                !sideEffects && !nondeterministic && inputsStatic));
+  bool madeUpBefore = mode.madeUpData;
   if (run) {
     if (mode.madeUpData && readsTensorData(node, *this))
       throw ExactRunRequired();
     execute(node);
   }
+  // Data computed from data-static tensors only, by a deterministic aten
+  // operator that really ran (not a shape-only stand-in), is data-static;
+  // scalars read out of it (torch.equal(mask, causal)) are static.
+  static const std::set<std::string> uninitialized = {
+      "aten::empty", "aten::empty_like", "aten::empty_strided",
+      "aten::new_empty", "aten::new_empty_strided"};
+  bool dataStatic = run && inputsDataStatic && node->kind().is_aten() &&
+                    !uninitialized.count(node->kind().toQualString()) &&
+                    !madeUpBefore && !mode.madeUpData && node->maybeSchema() &&
+                    !node->isNondeterministic() && !node->hasSideEffects() &&
+                    !hasDataDependentShape(node, *this);
 
   // Random draws change data, never shapes; only a scalar read out of tensor
   // data (item, Bool(t), x.sum() > 0 via aten::gt -> Bool) is data. A
@@ -366,12 +384,14 @@ void NodeEvaluator::evaluate(Node *node) {
   for (tj::Value *output : node->outputs()) {
     ValueFacts &f = facts(output);
     bool isScalar = isScalarType(output->type());
-    f.isStatic = isScalar
-                     ? nodeStatic && (!anyTensorInput || isShapeQuery(node))
-                     : shapesStatic && (executeTensors || !producesTensor);
+    f.isStatic = isScalar ? nodeStatic && (!anyTensorInput ||
+                                           isShapeQuery(node) || dataStatic)
+                          : shapesStatic && (executeTensors || !producesTensor);
+    f.dataStatic =
+        dataStatic && output->type()->kind() == c10::TypeKind::TensorType;
     // Only scalar results carry attribute dependencies: control flow is
     // decided on scalars, and tensor values are never folded.
-    if (f.isStatic && isScalar) {
+    if (f.isStatic && (isScalar || f.dataStatic)) {
       f.attributeDeps = deps;
       f.sizeDependent = sizeDependent;
       f.isSizeList = isSizeListQuery(node);
