@@ -452,21 +452,7 @@ MODELS = {
 }
 
 
-# PyTorch 2.x's nn.Transformer decoder picks between its float mask and
-# None (the is_causal hint for SDPA) in prim::If on tensor data that
-# memopt cannot fold yet; keeping it whole needs branches of one type, so
-# the compile refuses it by name ("prim::If on tensor data returns
-# NoneType from its 'then' branch but [10, 10] Float ..."). Strict: the
-# day it compiles, this fails and the mark goes.
-_TORCH2 = int(torch.__version__.split(".")[0]) >= 2
-KNOWN_REFUSED = {"transformer_s2s"} if _TORCH2 else set()
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(
-        strict=True, raises=memopt.CompileError,
-        reason="PyTorch 2.x's TransformerDecoder branches on mask data"))
-    if n in KNOWN_REFUSED else n for n in MODELS])
+@pytest.mark.parametrize("name", list(MODELS))
 def test_user_model_trains_like_eager(name, tmp_path):
     train_beside_eager(*MODELS[name], tmp_path)
 

@@ -480,7 +480,9 @@ Node *GraphSpecializer::keepWhole(Node *node) {
           "prim::If on tensor data returns " + shape +
               " from its 'then' branch but " + describeShape(outcomes[1][i]) +
               " from its 'else' branch (result " + std::to_string(i) +
-              "); memopt needs results whose shapes do not "
+              "; its condition depends on tensor data through '" +
+              nonStaticOrigin(node->input(0)) +
+              "'); memopt needs results whose shapes do not "
               "depend on tensor data",
           node);
     if (!isIf) {

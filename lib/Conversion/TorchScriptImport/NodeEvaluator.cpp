@@ -361,11 +361,14 @@ void NodeEvaluator::evaluate(Node *node) {
   static const std::set<std::string> uninitialized = {
       "aten::empty", "aten::empty_like", "aten::empty_strided",
       "aten::new_empty", "aten::new_empty_strided"};
-  bool dataStatic = run && inputsDataStatic && node->kind().is_aten() &&
-                    !uninitialized.count(node->kind().toQualString()) &&
-                    !madeUpBefore && !mode.madeUpData && node->maybeSchema() &&
-                    !node->isNondeterministic() && !node->hasSideEffects() &&
-                    !hasDataDependentShape(node, *this);
+  // prim::unchecked_cast: an Optional[Tensor] refined to the tensor.
+  bool computes = node->kind().is_aten() && node->maybeSchema() &&
+                  !uninitialized.count(node->kind().toQualString()) &&
+                  !node->isNondeterministic() && !node->hasSideEffects() &&
+                  !hasDataDependentShape(node, *this);
+  bool dataStatic = run && inputsDataStatic && !madeUpBefore &&
+                    !mode.madeUpData &&
+                    (computes || node->kind() == c10::prim::unchecked_cast);
 
   // Random draws change data, never shapes; only a scalar read out of tensor
   // data (item, Bool(t), x.sum() > 0 via aten::gt -> Bool) is data. A
