@@ -3,7 +3,7 @@
 // Control flow on tensor data is kept whole (data-dependent-control-flow.mlir)
 // unless its results' shapes would depend on the data, or it assigns state.
 // RUN: not memopt-translate --import-torchscript %S/../Inputs/data_dependent_shapes.pt --input-shape x:2x3 2>&1 | FileCheck %s --check-prefix=DATA
-// DATA: memopt: error: prim::If on tensor data returns [2, 2] Float from its 'then' branch but [2, 3] Float from its 'else' branch (result 0); memopt needs results whose shapes do not depend on tensor data, at make_models.py:{{[0-9]+}}
+// DATA: memopt: error: prim::If on tensor data returns [2, 2] Float from its 'then' branch but [2, 3] Float from its 'else' branch (result 0; its condition depends on tensor data through 'aten::Bool'); memopt needs results whose shapes do not depend on tensor data, at make_models.py:{{[0-9]+}}
 // RUN: not memopt-translate --import-torchscript %S/../Inputs/assign_in_data_branch.pt --input-shape x:2x3 2>&1 | FileCheck %s --check-prefix=ASSIGN
 // ASSIGN: memopt: error: forward assigns module attribute 'hits' inside prim::If on tensor data; memopt keeps such control flow whole only when it assigns no module state, at make_models.py:{{[0-9]+}}
 // RUN: not memopt-translate --import-torchscript %S/../Inputs/masked_index_if.pt --input-shape x:3x2x4 2>&1 | FileCheck %s --check-prefix=MASK
