@@ -45,6 +45,15 @@ SAME_ALIAS = {"aten::to", "aten::type_as"}
 ALLOCATOR = None
 
 
+def use_runtime(path):
+    """Loads libmemopt_runtime at `path` and measures backward allocations
+    with its counting allocator from now on."""
+    global ALLOCATOR
+    torch.ops.load_library(str(path))
+    torch.ops.memopt.enable_memory_stats()
+    ALLOCATOR = torch.ops.memopt
+
+
 def storage_key(t):
     return t.storage().data_ptr() if t.numel() else None
 
@@ -408,11 +417,8 @@ def main():
                         "allocator (without it, no backward column)")
     opts = parser.parse_args()
     if opts.runtime:
-        global ALLOCATOR
         try:
-            torch.ops.load_library(opts.runtime)
-            torch.ops.memopt.enable_memory_stats()
-            ALLOCATOR = torch.ops.memopt
+            use_runtime(opts.runtime)
         except (OSError, RuntimeError) as e:
             # An instrumented runtime that cannot load here (a fuzzing
             # build's): the table without the backward column.

@@ -153,10 +153,6 @@ static int64_t getNewSavedBytes(const SavedItem &item, TorchOp op,
   return elements * getDtypeBytes(item.dtype, firstTensorType);
 }
 
-/// The table's name for the op's row: attention with a dropout_p that may
-/// be nonzero runs another CPU kernel (the math decomposition, which keeps
-/// the scores) than without (flash attention), and has rows of its own.
-/// A fused kernel with dropout keeps what flash attention keeps.
 /// Bytes of the copy ATen's batched matmul saves for operand `index` when
 /// the batch dims broadcast it: both operands are expanded to the common
 /// batch and reshaped to one bmm batch, which copies a broadcast operand
@@ -196,6 +192,10 @@ static int64_t getBroadcastMatmulCopyBytes(TorchOp op, ArrayRef<Value> args,
   return bytes / ownBatch * common;
 }
 
+/// The table's name for the op's row: attention with a dropout_p that may
+/// be nonzero runs another CPU kernel (the math decomposition, which keeps
+/// the scores) than without (flash attention), and has rows of its own.
+/// A fused kernel with dropout keeps what flash attention keeps.
 static std::string getTableKey(TorchOp op, bool fusedDropoutAttention) {
   StringRef name = op.getName();
   if (lookupOperator(name).savedRow != SavedRowKey::DropoutAt4 ||

@@ -32,9 +32,7 @@ def load_generator():
 @pytest.fixture(scope="module")
 def derived():
     gen = load_generator()
-    torch.ops.load_library(str(runtime_library_path()))
-    torch.ops.memopt.enable_memory_stats()
-    gen.ALLOCATOR = torch.ops.memopt
+    gen.use_runtime(runtime_library_path())
     return set(gen.table_lines(gen.derive_table()))
 
 

@@ -42,9 +42,9 @@ import torch.nn.functional as F
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 os.environ.setdefault("MEMOPT_BUILD_DIR", str(HERE.parents[1] / "build"))
-import memopt  # noqa: E402
 
 from conftest import assert_predicted_within, train_beside_eager  # noqa: E402
+
 
 class SuperResolution(nn.Module):
     def __init__(self):

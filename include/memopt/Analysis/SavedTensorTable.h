@@ -84,8 +84,7 @@ public:
   bool knows(StringRef op) const { return rowsByOp.count(op); }
 
   /// Prints `op|pattern|saved|results|grads|backward` rows, sorted, as the
-  /// generator
-  /// script prints them.
+  /// generator script prints them.
   void print(raw_ostream &os) const;
 
 private:

@@ -349,15 +349,15 @@ void NodeEvaluator::evaluate(Node *node) {
              (executeTensors ||
               (!producesTensor && (!anyTensorInput || isShapeQuery(node)) &&
                !sideEffects && !nondeterministic && inputsStatic));
-  bool madeUpBefore = mode.madeUpData;
   if (run) {
     if (mode.madeUpData && readsTensorData(node, *this))
       throw ExactRunRequired();
     execute(node);
   }
   // Data computed from data-static tensors only, by a deterministic aten
-  // operator that really ran (not a shape-only stand-in), is data-static;
-  // scalars read out of it (torch.equal(mask, causal)) are static.
+  // operator that really ran, is data-static (no data was made up in this
+  // run so far: madeUpData only turns on); scalars read out of it
+  // (torch.equal(mask, causal)) are static.
   static const std::set<std::string> uninitialized = {
       "aten::empty", "aten::empty_like", "aten::empty_strided",
       "aten::new_empty", "aten::new_empty_strided"};
@@ -366,8 +366,7 @@ void NodeEvaluator::evaluate(Node *node) {
                   !uninitialized.count(node->kind().toQualString()) &&
                   !node->isNondeterministic() && !node->hasSideEffects() &&
                   !hasDataDependentShape(node, *this);
-  bool dataStatic = run && inputsDataStatic && !madeUpBefore &&
-                    !mode.madeUpData &&
+  bool dataStatic = run && inputsDataStatic && !mode.madeUpData &&
                     (computes || node->kind() == c10::prim::unchecked_cast);
 
   // Random draws change data, never shapes; only a scalar read out of tensor
@@ -392,8 +391,9 @@ void NodeEvaluator::evaluate(Node *node) {
                           : shapesStatic && (executeTensors || !producesTensor);
     f.dataStatic =
         dataStatic && output->type()->kind() == c10::TypeKind::TensorType;
-    // Only scalar results carry attribute dependencies: control flow is
-    // decided on scalars, and tensor values are never folded.
+    // Only scalar results and data-static tensors carry attribute and size
+    // dependencies: control flow is decided on scalars, read out of those
+    // tensors at most; other tensor values are never folded.
     if (f.isStatic && (isScalar || f.dataStatic)) {
       f.attributeDeps = deps;
       f.sizeDependent = sizeDependent;
