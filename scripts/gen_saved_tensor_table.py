@@ -252,9 +252,13 @@ def run_once(name, overload, spec_args, grad_positions, noncontig=False):
                 n = len(a) if isinstance(a, list) else 1
                 per_arg.append(got[i])
                 i += n
+        # A new gradient seen through a view (linear's weight gradient,
+        # the transpose of a product): its base holds the storage too, so
+        # autograd cannot add a second gradient into it in place.
         for g in per_arg:
             grads.append("none" if g is None else
-                         "pass" if storage_key(g) in go_keys else "new")
+                         "pass" if storage_key(g) in go_keys else
+                         "view" if g._is_view() else "new")
     else:
         grads = ["none"] * len(grad_positions)
     cands = size_candidates(args, [t for ts in flat for t in ts][:len(outs)])
@@ -370,41 +374,104 @@ def merge(rows, key, row):
         else:
             results.append("new")
     # A gradient passed through in one config and new in another (a
-    # broadcast operand's, reduced to its shape): "pass", which the memory
-    # model takes as new wherever the operand's shape is not the result's.
-    grads = [a if a == b else "pass" if {a, b} == {"pass", "new"} else "new"
-             for a, b in zip(old[2], row[2])]
+    # broadcast operand's, reduced to its shape, perhaps seen through a
+    # view): "pass", which the memory model takes as new wherever the
+    # operand's shape is not the result's. New in one, through a view in
+    # another (a reduced gradient reshaped): "new"; "view" is for
+    # gradients every config sees through a view (linear's weight's).
+    def merged(a, b):
+        if a == b:
+            return a
+        if "pass" in (a, b) and {a, b} <= {"pass", "new", "view"}:
+            return "pass"
+        return "new"
+    grads = [merged(a, b) for a, b in zip(old[2], row[2])]
     rows[key] = (saved, results, grads, merge_backward(old[3], row[3]))
+
+
+def input_buffer_accumulates_in_place():
+    """Whether autograd adds a second gradient of a tensor into the first
+    one's buffer (InputBuffer::accumulate reuses a buffer it alone holds)
+    or into a new one (PyTorch 1.13: a third tensor while both live).
+    Two fresh gradients of `y` meet; the sum is the first one's buffer only
+    when added in place (a new one is allocated while both are live, so
+    it cannot have either's address)."""
+    made = []
+
+    class Fresh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            out = grad * 2
+            made.append(out.data_ptr())
+            return out
+
+    summed = []
+    y = torch.ones(64, requires_grad=True) * 1
+    y.register_hook(lambda grad: summed.append(grad.data_ptr()))
+    (Fresh.apply(y) + Fresh.apply(y)).sum().backward()
+    return len(made) == 2 and summed[0] in made
+
+
+def torch_facts():
+    """What this PyTorch does beyond any one operator: {name: integer}, as
+    MEMOPT_TORCH_FACT lines: how autograd sums two gradients of a tensor,
+    and the bytes of the CPU generator's state (what a checkpoint region
+    that draws random numbers keeps for its recompute)."""
+    return {"inputBufferAccumulatesInPlace":
+            int(input_buffer_accumulates_in_place()),
+            "cpuGeneratorStateBytes":
+            torch.get_rng_state().numel() * torch.get_rng_state().element_size()}
 
 
 def derive_table():
     torch.manual_seed(0)
-    rows = {}
+    rows, by_overload = {}, {}
     for name, overload, configs, build in SPECS:
         if aten_overload(name, overload) is None:
             continue  # not in this PyTorch (e.g. attention before 2.0)
         for pattern, saved, results, grads, backward in derive_spec(
                 name, overload, configs, build):
-            merge(rows, (name, pattern), (saved, results, grads, backward))
+            row = (saved, results, grads, backward)
+            merge(rows, (name, pattern), row)
+            merge(by_overload, (f"{name}[{overload}]", pattern), row)
+    # An overload that keeps less than the operator's merged row (max.dim
+    # keeps its indices, max() its input and result) gets rows of its own,
+    # `op[overload]`, which the memory model looks up first.
+    overloads = {}
+    for name, overload, _, _ in SPECS:
+        overloads.setdefault(name, set()).add(overload)
+    for (key, pattern), row in by_overload.items():
+        name = key[:key.rfind("[")]
+        if len(overloads[name]) > 1 and rows[(name, pattern)] != row:
+            rows[(key, pattern)] = row
     return rows
 
 
-def table_lines(rows):
-    """The canonical text form, one row per line, sorted."""
-    return sorted(f"{n}|{p}|{' '.join(s)}|{' '.join(r)}|{' '.join(g)}|{b}"
-                  for (n, p), (s, r, g, b) in rows.items())
+def table_lines(rows, facts=None):
+    """The canonical text form, one row per line, sorted, then PyTorch's
+    facts as `torch|<name>|<value>`."""
+    lines = sorted(f"{n}|{p}|{' '.join(s)}|{' '.join(r)}|{' '.join(g)}|{b}"
+                   for (n, p), (s, r, g, b) in rows.items())
+    return lines + [f"torch|{k}|{v}" for k, v in sorted((facts or {}).items())]
 
 
-def write_def(rows, path):
+def write_def(rows, facts, path):
     with open(path, "w") as f:
         f.write("// Generated by scripts/gen_saved_tensor_table.py from PyTorch "
                 f"{torch.__version__} (CPU). Do not edit.\n"
                 "// MEMOPT_SAVED_OP(op, pattern, saved, results, grads, "
-                "backward): see docs/analyses.md.\n")
+                "backward), MEMOPT_TORCH_FACT(name, value): see "
+                "docs/analyses.md.\n")
         for line in table_lines(rows):
             n, p, s, r, g, b = line.split("|")
             f.write(f'MEMOPT_SAVED_OP("{n}", "{p}", "{s}", "{r}", "{g}", '
                     f'"{b}")\n')
+        for name, value in sorted(facts.items()):
+            f.write(f"MEMOPT_TORCH_FACT({name}, {value})\n")
 
 
 def main():
@@ -424,11 +491,11 @@ def main():
             # build's): the table without the backward column.
             print(f"gen_saved_tensor_table: not measuring backward "
                   f"allocations ({str(e).splitlines()[0]})", file=sys.stderr)
-    rows = derive_table()
+    rows, facts = derive_table(), torch_facts()
     if opts.output:
-        write_def(rows, opts.output)
+        write_def(rows, facts, opts.output)
     if opts.print or not opts.output:
-        print("\n".join(table_lines(rows)))
+        print("\n".join(table_lines(rows, facts)))
 
 
 if __name__ == "__main__":

@@ -210,6 +210,9 @@ SPECS = [
         C(c["n"], c["s"], c["d"], dtype=torch.bool), seq(c), seq(c)]),
     ("aten::clamp", "default", SEQ, lambda c: [seq(c), 0.0, 1.0]),
     ("aten::clamp_min", "default", SEQ, lambda c: [seq(c), 0.0]),
+    # In place (a weight clipped under no_grad, `x.clamp_(min=0)`).
+    ("aten::clamp_", "default", SEQ, lambda c: [seq(c), 0.0, 1.0]),
+    ("aten::clamp_min_", "default", SEQ, lambda c: [seq(c), 0.0]),
     ("aten::pow", "Tensor_Scalar", SEQ, lambda c: [seq(c), 2]),
     ("aten::exp", "default", SEQ, lambda c: [seq(c)]),
     ("aten::neg", "default", SEQ, lambda c: [seq(c)]),

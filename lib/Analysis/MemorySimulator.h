@@ -40,6 +40,11 @@ private:
     /// Gradients reduced from the passed-through output gradient
     /// (OpMemoryEffects::reducedPassThrough): no unreduced buffer.
     SmallVector<Value> reducedGrads;
+    /// New gradients seen through a view (OpMemoryEffects::viewGrads):
+    /// never added to in place.
+    SmallVector<Value> viewGrads;
+    /// OpMemoryEffects::unreducedGrads.
+    SmallVector<std::pair<Value, int64_t>> unreducedGrads;
     /// A packed saved input (`saved_input`) is unpacked into a buffer of
     /// this size while the node's backward runs.
     int64_t unpackBytes = 0;
@@ -69,6 +74,12 @@ private:
   void forwardBlock(Block &block, MemoryPhase phase, std::vector<Node> &nodes);
   void forwardOp(Operation *op, MemoryPhase phase, std::vector<Node> &nodes);
   void forwardTorchOp(TorchOp op, MemoryPhase phase, std::vector<Node> &nodes);
+  /// What the runtime keeps of the CPU generator for `cp` (its body draws
+  /// random numbers, the device is the CPU), else 0.
+  int64_t getGeneratorStateBytes(CheckpointOp cp) const;
+  /// A list operation (isTensorListOperation): its result holds the
+  /// elements of its list operands; nothing is allocated or saved.
+  void forwardListOperation(TorchOp op);
   void forwardCheckpoint(CheckpointOp op, MemoryPhase phase,
                          std::vector<Node> &nodes);
   void backward(std::vector<Node> &nodes);
@@ -98,8 +109,14 @@ private:
   /// Adds the parameter gradients a backward node produced for parameters
   /// that already hold one: after the node freed its incoming gradients and
   /// saved tensors, as the autograd engine adds a node's outputs to the next
-  /// node's input buffer. Records the sums' momentary high as `op`'s.
-  void sumHeldParamGrads(Operation *op);
+  /// node's input buffer, one at a time. Records the sums' momentary high
+  /// as `op`'s. `oneByOne`: the node's backward made each of them just
+  /// before its sum (many autograd nodes), not all before the first.
+  void sumHeldParamGrads(Operation *op, bool oneByOne);
+  /// Whether autograd adds a later gradient into `grad`'s buffer of `bytes`
+  /// (the engine's fact, nothing else holding it, not seen through a view)
+  /// rather than into a new sum.
+  bool canAddInPlace(unsigned grad, int64_t bytes) const;
   /// A gradient block the runtime adds into `param`'s resident `.grad`
   /// itself (weight gradients by row block): counts the use, holds
   /// nothing. False, doing nothing, where `param` is no parameter or a
@@ -125,6 +142,8 @@ private:
   /// gradient held until then.
   DenseMap<StringAttr, unsigned> pendingParamGrads;
   DenseMap<StringAttr, unsigned> heldParamGrads;
+  /// Gradient storages a view exposes (GradRule::View).
+  DenseSet<unsigned> viewGradStorages;
   /// Gradients of parameters holding one, to sum after the current node.
   struct LaterParamGrad {
     Value param;

@@ -114,10 +114,50 @@ static bool swapsTrailingDims(ArrayRef<int64_t> order) {
          order[rank - 2] == rank - 1 && order[rank - 1] == rank - 2;
 }
 
+void MemorySimulator::forwardListOperation(TorchOp op) {
+  Storages all;
+  bool grad = false, strided = false, folds = false;
+  for (Value operand : op.getOperands()) {
+    if (!isa<ListType>(operand.getType()))
+      continue;
+    all.append(storage.heldBy(operand));
+    grad |= requiresGrad(operand);
+    strided |= nonContiguous.contains(operand);
+    folds |= foldCopies.contains(operand);
+  }
+  auto mark = [&](Value value) {
+    if (grad)
+      gradValues.insert(value);
+    if (strided)
+      nonContiguous.insert(value);
+    if (folds)
+      foldCopies.insert(value);
+  };
+  // extend / add_ / insert write their first operand: it holds the others'
+  // elements from now on.
+  std::optional<ArrayRef<int64_t>> mutates = op.getMutates();
+  if (mutates && llvm::is_contained(*mutates, 0)) {
+    Value target = op->getOperand(0);
+    for (Value operand : op->getOperands().drop_front())
+      if (isa<ListType>(operand.getType()))
+        storage.holdAlso(target, storage.heldBy(operand));
+    mark(target);
+    all = storage.heldBy(target);
+  }
+  for (Value result : op->getResults()) {
+    storage.define(result, all);
+    mark(result);
+  }
+}
+
 void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
                                      std::vector<Node> &nodes) {
   const OperatorInfo &info = lookupOperator(op.getName());
   SimulatorRule rule = info.simulator;
+  if (isTensorListOperation(op)) {
+    forwardListOperation(op);
+    return;
+  }
   // Sizes, scalars, prints: no tensor memory (a tuple is typed
   // !memopt.script but may hold tensors).
   if (rule != SimulatorRule::TupleConstruct &&
@@ -171,16 +211,20 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     // (same storage, same gradient); a part of a list an op returned (chunk,
     // split, unbind) holds the list's storages, and its gradient is one of
     // those the op's backward collects.
-    Value list = op->getOperand(0);
+    // Positions of a concatenation, copy or slice of lists are those of
+    // the list they came from.
+    Value unpacked = op->getOperand(0);
     bool indexed = rule == SimulatorRule::Index;
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
-      int64_t position = indexed ? getIntArg(op, 1, -1) : int64_t(i);
+      auto [list, position] = traceListPosition(
+          unpacked, indexed ? getIntArg(op, 1, -1) : int64_t(i));
       Value element = getListElementAt(list, position, op);
       Value from = element ? element : list;
-      if (element && !storage.isHeld(element)) {
-        // The element died as a value; the list still holds its storages.
+      if (!storage.isHeld(from)) {
+        // The element (or the list it came from) died as a value; the list
+        // read still holds its storages.
         Storages held;
-        for (unsigned id : storage.definedWith(element))
+        for (unsigned id : storage.definedWith(from))
           if (storage.getRefs(id) > 0)
             held.push_back(id);
         storage.define(result, held);
@@ -273,6 +317,8 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
   Node node{op, {}, fx.grads, {}};
   node.backwardHighWater = fx.backwardHighWater;
   node.reducedGrads = fx.reducedPassThrough;
+  node.viewGrads = fx.viewGrads;
+  node.unreducedGrads = fx.unreducedGrads;
   SavedFormAttr form = op.getSavedFormAttr();
   // A masked dropout keeps a bit per value of its noise, not the noise
   // (the runtime leaves a strided input to at::dropout: where eager lays out
@@ -387,6 +433,18 @@ static int64_t getSavedInputBytes(Attribute policy, Type type) {
   return 0; // offloaded: none on the device
 }
 
+int64_t MemorySimulator::getGeneratorStateBytes(CheckpointOp cp) const {
+  if (options.device != TrainingDevice::CPU)
+    return 0;
+  bool draws = cp.getBodyBlock()
+                   .walk([](TorchOp op) {
+                     return drawsRandomNumbers(op) ? WalkResult::interrupt()
+                                                   : WalkResult::advance();
+                   })
+                   .wasInterrupted();
+  return draws ? options.cpuGeneratorStateBytes : 0;
+}
+
 void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
                                         std::vector<Node> &nodes) {
   Block &body = cp.getBodyBlock();
@@ -436,6 +494,12 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
   // The runtime's copy of the state the region writes, kept for backward.
   if (int64_t state = anyGrad ? getStateBytes(cp) : 0) {
     node.saved.push_back(storage.newStorage(state));
+    storage.retain(node.saved.back());
+  }
+  // And of the CPU generator's state, to replay the region's random draws
+  // in its recompute (a CUDA device's generator state is host memory).
+  if (int64_t rng = anyGrad ? getGeneratorStateBytes(cp) : 0) {
+    node.saved.push_back(storage.newStorage(rng));
     storage.retain(node.saved.back());
   }
   // Forward of the body without grad: intermediates die at their last use.
@@ -510,8 +574,12 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
       auto [it, first] = collected.try_emplace(path, value, grad);
       if (!first) {
         temps.push_back(grad);
-        temps.push_back(it->second.second);
-        it->second.second = newParamGradSum(value);
+        unsigned &sum = it->second.second;
+        if (!canAddInPlace(
+                sum, std::max<int64_t>(getDeviceBytes(value.getType()), 0))) {
+          temps.push_back(sum);
+          sum = newParamGradSum(value);
+        }
       }
       return;
     }
@@ -539,30 +607,32 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
     storage.noteGradOf(value, grad);
     return;
   }
-  // A second gradient: autograd adds it in place when it alone holds the
-  // first one's storage (InputBuffer::accumulate); a first gradient that is
-  // a slice of a bigger one (cat's backward) or shared (add's) is replaced
-  // by a new sum, which lets the shared buffer go.
+  // A second gradient: autograd (2.x) adds it in place when it alone holds
+  // the first one's storage (InputBuffer::accumulate); a first gradient
+  // that is a slice of a bigger one (cat's backward) or shared (add's) is
+  // replaced by a new sum, which lets the shared buffer go. PyTorch 1.13
+  // always makes a new sum.
   unsigned old = it->second;
   int64_t bytes = std::max<int64_t>(getDeviceBytes(value.getType()), 0);
-  if (storage.getRefs(old) == 1 && storage.getBytes(old) == bytes) {
+  if (canAddInPlace(old, bytes)) {
     temps.push_back(grad);
     return;
   }
   // Or into the second one when it alone holds that (a fresh slice
   // gradient arriving after the caller's loss gradient was passed on).
-  if (storage.getRefs(grad) == 1 && storage.getBytes(grad) == bytes) {
+  if (canAddInPlace(grad, bytes)) {
     it->second = grad;
     storage.noteGradOf(value, grad);
     storage.release(old);
     return;
   }
+  // Both stay live beside the sum until the node's backward is done.
   temps.push_back(grad);
+  temps.push_back(old);
   unsigned sum = storage.newStorage(bytes);
   storage.retain(sum);
   it->second = sum;
   storage.noteGradOf(value, sum);
-  storage.release(old);
 }
 
 bool MemorySimulator::addedIntoGrad(Value param, unsigned block,
@@ -581,6 +651,11 @@ bool MemorySimulator::addedIntoGrad(Value param, unsigned block,
   return true;
 }
 
+bool MemorySimulator::canAddInPlace(unsigned grad, int64_t bytes) const {
+  return options.accumulateInPlace && storage.getRefs(grad) == 1 &&
+         storage.getBytes(grad) == bytes && !viewGradStorages.contains(grad);
+}
+
 unsigned MemorySimulator::newParamGradSum(Value param) {
   unsigned sum =
       storage.newStorage(std::max<int64_t>(getDeviceBytes(param.getType()), 0));
@@ -589,18 +664,34 @@ unsigned MemorySimulator::newParamGradSum(Value param) {
   return sum;
 }
 
-void MemorySimulator::sumHeldParamGrads(Operation *op) {
+void MemorySimulator::sumHeldParamGrads(Operation *op, bool oneByOne) {
   if (laterParamGrads.empty())
     return;
+  // Autograd adds each later gradient to the held one as it reaches the
+  // parameter's buffer and then frees both: one sum at a time. A kernel
+  // returns all its gradients before the first sum; a backward of many
+  // nodes (`oneByOne`: a cell, a measured composite) makes each gradient
+  // just before it is summed.
+  int64_t base = storage.getLiveBytes();
+  if (oneByOne)
+    for (const LaterParamGrad &later : laterParamGrads)
+      base -= storage.getBytes(later.grad);
+  int64_t high = base;
   SmallVector<unsigned> temps;
   for (const LaterParamGrad &later : laterParamGrads) {
     StringAttr path = cast<ParamOp>(later.param.getDefiningOp()).getPathAttr();
     unsigned &held = heldParamGrads[path];
     temps.push_back(later.grad);
-    temps.push_back(held);
-    held = newParamGradSum(later.param);
+    int64_t made = oneByOne ? storage.getBytes(later.grad) : 0;
+    if (!canAddInPlace(held, std::max<int64_t>(
+                                 getDeviceBytes(later.param.getType()), 0))) {
+      temps.push_back(held);
+      held = newParamGradSum(later.param);
+      made += storage.getBytes(held);
+    }
+    high = std::max(high, base + made);
   }
-  storage.recordHigh(op, MemoryPhase::Backward, storage.getLiveBytes());
+  storage.recordHigh(op, MemoryPhase::Backward, high);
   for (unsigned id : temps)
     storage.release(id);
   temps.clear();
@@ -725,12 +816,18 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
                             ? storage.newStorage(blocked)
                             : storage.newStorage(bytesOf(value, node.op));
         storage.retain(grad);
+        if (fresh && blocked < 0 && llvm::is_contained(node.viewGrads, value))
+          viewGradStorages.insert(grad);
         if (blocked >= 0 && addedIntoGrad(gradKey(value), grad, temps))
           continue;
         bool reducedByAutograd = llvm::is_contained(node.reducedGrads, value);
-        if (int64_t unreduced = fresh && !reducedByAutograd
-                                    ? unreducedGradBytes(node.op, value)
-                                    : 0) {
+        int64_t unreduced = fresh && !reducedByAutograd
+                                ? unreducedGradBytes(node.op, value)
+                                : 0;
+        for (auto [of, bytes] : node.unreducedGrads)
+          if (fresh && of == value)
+            unreduced = std::max(unreduced, bytes);
+        if (unreduced) {
           temps.push_back(storage.newStorage(unreduced));
           storage.retain(temps.back());
         }
@@ -781,7 +878,7 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
       releaseGrad(output);
     for (unsigned id : node.saved)
       storage.release(id);
-    sumHeldParamGrads(node.op);
+    sumHeldParamGrads(node.op, /*oneByOne=*/measuredWhole >= 0);
   }
 }
 
@@ -830,6 +927,11 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
     restored.push_back(storage.newStorage(state));
     storage.retain(restored.back());
   }
+  // The generator's state at the start of backward, set back afterwards.
+  if (int64_t rng = getGeneratorStateBytes(cp)) {
+    restored.push_back(storage.newStorage(rng));
+    storage.retain(restored.back());
+  }
   DenseSet<StringAttr> outerCollecting = std::move(collecting);
   auto outerCollected = std::move(collected);
   collecting.clear();
@@ -874,7 +976,7 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
     giveGrad(grad.first, grad.second, temps);
   for (unsigned id : temps)
     storage.release(id);
-  sumHeldParamGrads(cp);
+  sumHeldParamGrads(cp, /*oneByOne=*/false);
 }
 
 int64_t MemorySimulator::getStateBytes(CheckpointOp region) {

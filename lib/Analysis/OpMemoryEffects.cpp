@@ -72,6 +72,94 @@ Value mlir::memopt::getListElementAt(Value list, int64_t position,
   return index < int64_t(elements.size()) ? elements[index] : Value();
 }
 
+bool mlir::memopt::isTensorListOperation(TorchOp op) {
+  StringRef overload = op.getOverload().value_or("");
+  if (overload != "t" && overload != "left_t" && overload != "right_")
+    return false;
+  auto isTensorList = [](Type type) {
+    auto list = dyn_cast<ListType>(type);
+    return list && isa<TensorType>(list.getElementType());
+  };
+  // Element reads (`__getitem__.t`, `pop.t`) return a tensor: not these.
+  return llvm::any_of(op->getOperandTypes(), isTensorList) &&
+         llvm::all_of(op->getResultTypes(), isTensorList) &&
+         llvm::none_of(op->getOperandTypes(),
+                       [](Type type) { return isa<TensorType>(type); });
+}
+
+/// The number of elements of `list` where it is known without running:
+/// a list built here, one unpacked into values, a concatenation of those.
+static std::optional<int64_t> getKnownListLength(Value list) {
+  for (Operation *user : list.getUsers())
+    if (auto unpack = dyn_cast<TorchOp>(user);
+        unpack && unpack.getName() == "prim::ListUnpack")
+      return int64_t(unpack->getNumResults());
+  auto def = list.getDefiningOp<TorchOp>();
+  if (!def)
+    return std::nullopt;
+  // Built here and never appended to (appends make the length depend on
+  // where it is read).
+  if (lookupOperator(def.getName()).simulator == SimulatorRule::ListConstruct)
+    return llvm::any_of(list.getUsers(),
+                        [](Operation *user) {
+                          auto op = dyn_cast<TorchOp>(user);
+                          return op && lookupOperator(op.getName()).simulator ==
+                                           SimulatorRule::Append;
+                        })
+               ? std::nullopt
+               : std::optional<int64_t>(def.getArgs().size());
+  if (def.getName() == "aten::add" && isTensorListOperation(def) &&
+      def->getNumOperands() == 2) {
+    std::optional<int64_t> a = getKnownListLength(def->getOperand(0));
+    std::optional<int64_t> b = getKnownListLength(def->getOperand(1));
+    if (a && b)
+      return *a + *b;
+  }
+  return std::nullopt;
+}
+
+std::pair<Value, int64_t> mlir::memopt::traceListPosition(Value list,
+                                                          int64_t position) {
+  while (position >= 0) {
+    auto def = list.getDefiningOp<TorchOp>();
+    if (!def || !isTensorListOperation(def) || def->getNumOperands() == 0)
+      break;
+    StringRef name = def.getName();
+    if (name == "aten::list" || name == "aten::copy") {
+      list = def->getOperand(0);
+      continue;
+    }
+    if (name == "aten::add" && def->getNumOperands() == 2) {
+      std::optional<int64_t> first = getKnownListLength(def->getOperand(0));
+      if (!first)
+        break;
+      bool inFirst = position < *first;
+      list = def->getOperand(inFirst ? 0 : 1);
+      position -= inFirst ? 0 : *first;
+      continue;
+    }
+    // l[start:end:step] with a constant, non-negative start and step.
+    if (name == "aten::slice" && def->getNumOperands() == 1) {
+      ArrayRef<Attribute> args = def.getArgs().getValue();
+      auto intAt = [&](size_t i, int64_t fallback) -> std::optional<int64_t> {
+        if (i >= args.size() || isa<NoneAttr>(args[i]))
+          return fallback;
+        if (auto value = dyn_cast<IntegerAttr>(args[i]))
+          return value.getInt();
+        return std::nullopt;
+      };
+      std::optional<int64_t> start = intAt(1, 0), step = intAt(3, 1);
+      if (!start || !step || *start < 0 || *step < 1)
+        break;
+      list = def->getOperand(0);
+      position = *start + position * *step;
+      continue;
+    }
+    break;
+  }
+  return {list, position};
+}
+
 /// The tensor type a list or tensor value stands for (its first element).
 static Type getElementTensorType(Value value, Operation *at) {
   SmallVector<Value> elements = getListElements(value, at);
@@ -286,6 +374,10 @@ static bool isIdentityDropout(TorchOp op) {
   return (p && p.getValueAsDouble() == 0) || (train && !train.getValue());
 }
 
+bool mlir::memopt::drawsRandomNumbers(TorchOp op) {
+  return op.getNondeterministic() && !isIdentityDropout(op);
+}
+
 OpMemoryEffects mlir::memopt::getOpMemoryEffects(
     TorchOp op, function_ref<bool(Value)> requiresGrad,
     function_ref<bool(Value)> isContiguous,
@@ -327,6 +419,14 @@ OpMemoryEffects mlir::memopt::getOpMemoryEffects(
 
   const SavedTensorTable &table = SavedTensorTable::get();
   std::string key = getTableKey(op, fusedDropoutAttention);
+  // An overload's own rows first (`aten::max[dim]`), where its saves differ
+  // from the operator's other overloads'.
+  StringRef overload = op.getOverload().value_or("");
+  std::string overloadKey =
+      (key + "[" + (overload.empty() ? StringRef("default") : overload) + "]")
+          .str();
+  if (table.knows(overloadKey))
+    key = overloadKey;
   const SavedTensorRow *row = table.lookup(key, pattern);
   if (!row && !anyGrad)
     row = table.anyRow(key);
@@ -348,8 +448,9 @@ OpMemoryEffects mlir::memopt::getOpMemoryEffects(
       base = Value();
     fx.resultAliases.push_back(base);
   }
-  if (!anyGrad || (!llvm::is_contained(row->grads, GradRule::New) &&
-                   !llvm::is_contained(row->grads, GradRule::Pass)))
+  if (!anyGrad || llvm::all_of(row->grads, [](GradRule rule) {
+        return rule == GradRule::None;
+      }))
     return fx;
   fx.differentiable = true;
   if (row->backward.factor && row->pattern == pattern) {
@@ -425,7 +526,24 @@ OpMemoryEffects mlir::memopt::getOpMemoryEffects(
         bool reduced = rule == GradRule::Pass && element == args[pos] &&
                        elements >= 0 && resultElements >= 0 &&
                        elements < resultElements;
-        fx.grads.push_back({element, rule == GradRule::New || reduced});
+        fx.grads.push_back({element, rule == GradRule::New ||
+                                         rule == GradRule::View || reduced});
+        if (rule == GradRule::View)
+          fx.viewGrads.push_back(element);
+        // A batched product (composite in ATen) makes a broadcast
+        // operand's gradient at the common batch while its saved tensors
+        // live; the expand's backward, a later node, sums it to the
+        // operand's shape once they are freed. Where the operand's copy is
+        // among them (the other operand needs a gradient) the first is the
+        // higher: that gradient beside the copy, in place of the reduced
+        // one; else the second, both gradients.
+        if (int64_t whole = getBroadcastMatmulCopyBytes(op, args, pos)) {
+          bool copySaved =
+              pos < 2 && args[1 - pos] && requiresGrad(args[1 - pos]);
+          int64_t own = std::max<int64_t>(getDeviceBytes(element.getType()), 0);
+          fx.unreducedGrads.push_back(
+              {element, copySaved ? std::max<int64_t>(whole - own, 0) : whole});
+        }
         if (reduced)
           fx.reducedPassThrough.push_back(element);
       }

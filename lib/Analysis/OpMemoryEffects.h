@@ -28,6 +28,12 @@ struct OpMemoryEffects {
   /// gradient summed to a broadcast operand's shape (`x + b`): autograd
   /// allocates only the reduced buffer, never one of the result's shape.
   SmallVector<Value> reducedPassThrough;
+  /// Of the new gradients, those seen through a view (GradRule::View).
+  SmallVector<Value> viewGrads;
+  /// Of the new gradients, those computed at a bigger shape first and then
+  /// summed to the operand's (a batched product's broadcast operand), with
+  /// the bytes of that bigger gradient, live while the backward runs.
+  SmallVector<std::pair<Value, int64_t>> unreducedGrads;
   /// The op records an autograd node (some input requires grad and the op is
   /// differentiable there).
   bool differentiable = false;
@@ -57,6 +63,21 @@ SmallVector<Value> getListElements(Value value, Operation *at = nullptr);
 /// prim::TupleConstruct (and `aten::append` before `at`), counting constant
 /// entries; null when it is not an SSA value or the list was not built here.
 Value getListElementAt(Value list, int64_t position, Operation *at);
+
+/// A random operator that draws from the generator (not a dropout with a
+/// constant p of 0 or training off, which returns its input): as the
+/// runtime decides whether a checkpoint region keeps the generator's state.
+bool drawsRandomNumbers(TorchOp op);
+
+/// TorchScript's generic operations on lists of tensors (`aten::add.t`,
+/// `aten::slice.t`, `aten::list.t`, `aten::extend.t`, ...): they make no
+/// tensor; what they return or extend holds their list operands' elements.
+bool isTensorListOperation(TorchOp op);
+
+/// Follows `position` of `list` back through concatenations, copies and
+/// constant slices to the list it came from: {that list, its position}
+/// (`list` itself and `position` where it cannot be followed).
+std::pair<Value, int64_t> traceListPosition(Value list, int64_t position);
 
 } // namespace mlir::memopt
 

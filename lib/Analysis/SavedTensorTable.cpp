@@ -22,9 +22,21 @@ struct RawRow {
 static const RawRow kRawRows[] = {
 #define MEMOPT_SAVED_OP(OP, PATTERN, SAVED, RESULTS, GRADS, BACKWARD)          \
   {OP, PATTERN, SAVED, RESULTS, GRADS, BACKWARD},
+#define MEMOPT_TORCH_FACT(NAME, VALUE)
 #include "SavedTensorTable.def"
+#undef MEMOPT_TORCH_FACT
 #undef MEMOPT_SAVED_OP
 };
+
+static TorchFacts getGeneratedTorchFacts() {
+  TorchFacts facts;
+#define MEMOPT_SAVED_OP(OP, PATTERN, SAVED, RESULTS, GRADS, BACKWARD)
+#define MEMOPT_TORCH_FACT(NAME, VALUE) facts.NAME = (VALUE);
+#include "SavedTensorTable.def"
+#undef MEMOPT_TORCH_FACT
+#undef MEMOPT_SAVED_OP
+  return facts;
+}
 
 /// `a3` / `r0` -> (kind, index).
 static bool parseRef(StringRef text, bool &isResult, unsigned &index) {
@@ -101,7 +113,7 @@ static ResultRule parseResult(StringRef text) {
   return rule;
 }
 
-SavedTensorTable::SavedTensorTable() {
+SavedTensorTable::SavedTensorTable() : facts(getGeneratedTorchFacts()) {
   for (const RawRow &raw : kRawRows) {
     SavedTensorRow row;
     row.op = raw.op;
@@ -123,6 +135,7 @@ SavedTensorTable::SavedTensorTable() {
     row.gradsText.split(words, ' ', -1, false);
     for (StringRef w : words)
       row.grads.push_back(w == "new"    ? GradRule::New
+                          : w == "view" ? GradRule::View
                           : w == "pass" ? GradRule::Pass
                                         : GradRule::None);
     rowsByOp[row.op].push_back(rows.size());
@@ -177,4 +190,7 @@ void SavedTensorTable::print(raw_ostream &os) const {
   std::sort(lines.begin(), lines.end());
   for (const std::string &line : lines)
     os << line << "\n";
+  os << "torch|cpuGeneratorStateBytes|" << facts.cpuGeneratorStateBytes << "\n"
+     << "torch|inputBufferAccumulatesInPlace|"
+     << int(facts.inputBufferAccumulatesInPlace) << "\n";
 }

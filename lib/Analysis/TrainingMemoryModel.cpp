@@ -8,6 +8,7 @@
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "MemorySimulator.h"
 #include "OpMemoryEffects.h"
+#include "memopt/Analysis/SavedTensorTable.h"
 #include "memopt/Dialect/MemoptOps.h"
 
 #include <algorithm>
@@ -113,6 +114,14 @@ void mlir::memopt::inheritModelStamps(Operation *original, Operation *copy) {
     copy->setAttr(
         kIntraOpThreadsAttrName,
         IntegerAttr::get(IntegerType::get(copy->getContext(), 64), threads));
+}
+
+bool TrainingMemoryOptions::defaultAccumulateInPlace() {
+  return SavedTensorTable::get().getTorchFacts().inputBufferAccumulatesInPlace;
+}
+
+int64_t TrainingMemoryOptions::defaultCpuGeneratorStateBytes() {
+  return SavedTensorTable::get().getTorchFacts().cpuGeneratorStateBytes;
 }
 
 TrainingMemoryOptions mlir::memopt::getStampedMemoryOptions(Operation *op) {

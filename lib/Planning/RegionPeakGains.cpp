@@ -94,13 +94,15 @@ static int64_t peakWithout(func::FuncOp func, ArrayRef<unsigned> indices) {
   return TrainingMemoryModel(*copy).predictPeak();
 }
 
-/// Whether a drop may take `region` out: it only recomputes (every input
-/// kept, no prefetch schedule) and no --checkpoint path asked for it. The
+/// Whether a drop may take `region` out: it keeps or packs its inputs (no
+/// offload, no prefetch schedule) and no --checkpoint path asked for it. A
+/// packed input that lowers nothing is recompute spent for nothing too:
+/// inlined, the region's ops save what they saved before the plan. The
 /// regions within it, if any, stay and recompute on their own.
 static bool mayDrop(CheckpointOp region, ArrayRef<std::string> forcedModules,
                     const llvm::StringSet<> &prefetchTriggers) {
   if (!llvm::all_of(region.getPolicies(), [](Attribute policy) {
-        return isa<KeepPolicyAttr>(policy);
+        return isa<KeepPolicyAttr, CompressPolicyAttr>(policy);
       }))
     return false;
   if (region.getPrefetchAt() || region.getOffloadHeldFor() ||

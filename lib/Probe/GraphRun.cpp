@@ -334,6 +334,9 @@ struct MadeTensor {
   SmallVector<std::pair<unsigned, unsigned>, 1> elements;
   int64_t owners = 0;        // of the tensor itself, before the run
   int64_t storageOwners = 0; // of its storage
+  /// A trained parameter's AccumulateGrad node, made before the run: it
+  /// holds the leaf, and the op's graph reaches it as training's does.
+  std::shared_ptr<torch::autograd::Node> accumulator;
 };
 } // namespace
 
@@ -433,15 +436,31 @@ static at::Tensor makeView(Value value) {
   return stack[0].toTensor();
 }
 
+/// A trained parameter (a `memopt.param` the model will compute a gradient
+/// for, read directly or through an Optional refinement).
+static bool isTrainedParameter(Value value, const DenseSet<Value> &grads) {
+  if (!grads.contains(value))
+    return false;
+  if (auto cast = value.getDefiningOp<TorchOp>();
+      cast && cast.getName() == "prim::unchecked_cast" &&
+      cast->getNumOperands() == 1)
+    value = cast->getOperand(0);
+  return value.getDefiningOp<ParamOp>() != nullptr;
+}
+
 /// A tensor of `value`'s static shape, as a layer's output is in training:
 /// one that will need a gradient is a non-leaf (`leaf * 1`; a view,
 /// `leaf.view_as(leaf)`, of the view's layout): an AccumulateGrad node
-/// would hold a leaf as if the op had saved it.
+/// would hold a leaf as if the op had saved it. A trained parameter is a
+/// leaf, as in training, whose AccumulateGrad the caller creates and holds
+/// before counting owners.
 static at::Tensor makeTensor(Value value, const DenseSet<Value> &grads) {
   at::ScalarType dtype =
       *scalarTypeOf(cast<TensorType>(value.getType()).getElementType());
   bool grad = grads.contains(value) &&
               (at::isFloatingType(dtype) || at::isComplexType(dtype));
+  if (grad && isTrainedParameter(value, grads))
+    return makeContiguous(value).requires_grad_(true);
   if (at::Tensor view = makeView(value); view.defined()) {
     at::Tensor leaf = view.detach();
     if (!grad)
@@ -480,6 +499,9 @@ runOnce(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
   // of a list operand.
   auto make = [&](Value input) {
     MadeTensor tensor{makeTensor(input, grads), {}, {}};
+    if (tensor.tensor.is_leaf() && tensor.tensor.requires_grad())
+      tensor.accumulator =
+          torch::autograd::impl::grad_accumulator(tensor.tensor);
     for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
       if (operand == input)
         tensor.operands.push_back(index);
@@ -633,14 +655,28 @@ runOnce(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
   stack.clear();
   if (roots.empty() || wrt.empty())
     return marks;
+  // A trained parameter's gradient goes into its .grad, resident and
+  // zeroed before the step (--grad-buffers resident): the engine adds each
+  // into it as it is made and frees it, while the gradients of activations
+  // stay held (the layer below consumes them), as `.grad` of the non-leaves.
+  bool parameters = false;
+  for (MadeTensor &input : made)
+    if (input.accumulator) {
+      input.tensor.mutable_grad() = at::zeros_like(input.tensor);
+      parameters = true;
+    }
   std::vector<at::Tensor> gradients;
   int64_t mark;
   try {
     mark = measurePeak([&] {
-      gradients = torch::autograd::grad(roots, wrt, incoming,
-                                        /*retain_graph=*/false,
-                                        /*create_graph=*/false,
-                                        /*allow_unused=*/true);
+      if (parameters)
+        torch::autograd::backward(roots, incoming, /*retain_graph=*/false,
+                                  /*create_graph=*/false, /*inputs=*/wrt);
+      else
+        gradients = torch::autograd::grad(roots, wrt, incoming,
+                                          /*retain_graph=*/false,
+                                          /*create_graph=*/false,
+                                          /*allow_unused=*/true);
     });
   } catch (const std::exception &) {
     return std::nullopt;

@@ -280,7 +280,21 @@ private:
   std::unordered_map<const Value *, InputSet> sets_;
 };
 
+/// A dropout (input, p, train) with a constant p of 0 or train false: ATen
+/// returns its input without drawing.
+bool isIdentityDropout(const Node *node) {
+  std::string name = node->kind().toUnqualString();
+  if (name.find("dropout") == std::string::npos || node->inputs().size() != 3)
+    return false;
+  auto p = torch::jit::toIValue(node->input(1));
+  auto train = torch::jit::toIValue(node->input(2));
+  return (p && p->isDouble() && p->toDouble() == 0) ||
+         (train && train->isBool() && !train->toBool());
+}
+
 bool drawsRandomNumbers(const Node *node) {
+  if (isIdentityDropout(node))
+    return false;
   if (node->isNondeterministic())
     return true;
   const c10::FunctionSchema *schema = node->maybeSchema();

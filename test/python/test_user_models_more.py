@@ -424,7 +424,28 @@ class NormalizedRatio(nn.Module):
         return z + self.num(x) / (self.den(x).abs() + 1.0)
 
 
+class ConcatenatedParts(nn.Module):
+    """Lists of tensors put together and taken apart in TorchScript's list
+    operations: a projection's chunks concatenated after another tensor
+    (nn.MultiheadAttention's cross-attention packs q, k and v so), a slice
+    and a copy of the result. The chunks are views of the projection: it
+    lives as long as any of them is read."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(32, 64)
+        self.kv = nn.Linear(32, 192)
+
+    def forward(self, x, y):
+        parts = [self.q(x)] + list(self.kv(y).chunk(3, dim=-1))
+        tail = list(parts[2:])
+        q, k, v, w = parts
+        return torch.tanh(q * k).sum(1) + (tail[1] * v).sigmoid().sum(1)
+
+
 MODELS = {
+    "concatenated_parts": (ConcatenatedParts, lambda: (
+        torch.randn(16, 8, 32), torch.randn(16, 8, 32))),
     "normalized_ratio": (NormalizedRatio, lambda: torch.randn(64, 64)),
     "bert_like": (BertLike, lambda: (
         torch.randint(1, 100, (4, 32)),
@@ -460,8 +481,15 @@ def test_user_model_trains_like_eager(name, tmp_path):
 # Exact within 1 %: divisions (the table's backward column), coupling
 # layers, an ODE solver's steps (full_like), the normalization variants
 # (their saved-tensor rows: no running statistics, no affine parameters,
-# instance norm tracking statistics).
-PREDICTED = ["normalized_ratio", "realnvp", "neural_ode", "norm_variants"]
+# instance norm tracking statistics), lists of tensors concatenated and
+# sliced (the Perceiver's cross-attention), a GRUCell decoder's weight
+# gradients summed step by step (seq2seq_attn), a max over one dimension
+# (PointNet's pooling keeps its indices only), a batched product's
+# broadcast weight (capsule routing: its gradient at the common batch), a
+# weight clipped in place under no_grad (clamp_'s row).
+PREDICTED = ["normalized_ratio", "realnvp", "neural_ode", "norm_variants",
+             "concatenated_parts", "perceiver", "seq2seq_attn", "pointnet",
+             "capsules", "clipped_weight"]
 
 
 @pytest.mark.parametrize("name", PREDICTED)

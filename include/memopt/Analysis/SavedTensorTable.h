@@ -50,7 +50,11 @@ struct ResultRule {
   unsigned arg = 0;
 };
 
-enum class GradRule { New, Pass, None };
+/// An input's gradient: a new buffer; a new buffer seen through a view
+/// (linear's weight gradient, a product's transpose: autograd cannot add a
+/// second gradient into it in place); the output gradient passed through;
+/// none.
+enum class GradRule { New, View, Pass, None };
 
 /// What the operator's backward allocates at its highest, counting the
 /// gradients it makes (`4xlike.a0`: four buffers the size of argument 0,
@@ -70,6 +74,19 @@ struct SavedTensorRow {
   StringRef savedText, resultsText, gradsText, backwardText;
 };
 
+/// What the PyTorch the table was made from does beyond any one operator
+/// (MEMOPT_TORCH_FACT lines), measured by the generator.
+struct TorchFacts {
+  /// Autograd adds a second gradient of a tensor into the first one's
+  /// buffer when nothing else holds it (PyTorch 2.x), rather than into a
+  /// new one while both stay live (1.13).
+  bool inputBufferAccumulatesInPlace = true;
+  /// Bytes of the CPU generator's state (torch.get_rng_state()), which a
+  /// checkpoint region that draws random numbers keeps from its forward to
+  /// its recompute.
+  int64_t cpuGeneratorStateBytes = 0;
+};
+
 class SavedTensorTable {
 public:
   /// The table compiled from SavedTensorTable.def (parsed once).
@@ -83,12 +100,15 @@ public:
   const SavedTensorRow *anyRow(StringRef op) const;
   bool knows(StringRef op) const { return rowsByOp.count(op); }
 
-  /// Prints `op|pattern|saved|results|grads|backward` rows, sorted, as the
-  /// generator script prints them.
+  const TorchFacts &getTorchFacts() const { return facts; }
+
+  /// Prints `op|pattern|saved|results|grads|backward` rows, sorted, then
+  /// `torch|<name>|<value>` lines, as the generator script prints them.
   void print(raw_ostream &os) const;
 
 private:
   SavedTensorTable();
+  TorchFacts facts;
   std::vector<SavedTensorRow> rows;
   llvm::StringMap<SmallVector<unsigned, 8>> rowsByOp;
 };

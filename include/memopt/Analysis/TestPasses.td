@@ -25,6 +25,10 @@ def TestMemoryModel : Pass<"memopt-test-memory-model", "::mlir::ModuleOp"> {
            "Count a new loss gradient for each returned tensor">,
     Option<"kernelWorkspaces", "kernel-workspaces", "bool", "true",
            "Count the transient buffers of CPU kernels (oneDNN convolutions)">,
+    Option<"accumulateInPlace", "accumulate-in-place", "int", "-1",
+           "Whether autograd adds a second gradient into the first one's "
+           "buffer: 1 (PyTorch 2.x), 0 (1.13: a new sum), -1 (this build's "
+           "PyTorch)">,
     Option<"threads", "threads", "int", "0",
            "Intra-op threads of the process the prediction is for (0: the "
            "module's memopt.intra_op_threads, else one)">,

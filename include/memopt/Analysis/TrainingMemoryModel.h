@@ -101,6 +101,17 @@ struct TrainingMemoryOptions {
   /// Keep, at the peak, which tensors are live (getPeakTensors): costs a
   /// second run of the model, so only for reports.
   bool recordPeakTensors = false;
+  /// Autograd adds a second gradient of a tensor into the first one's
+  /// buffer when nothing else holds it (PyTorch 2.x), not into a new sum
+  /// (1.13): the engine fact of the table this build derived, by default.
+  bool accumulateInPlace = defaultAccumulateInPlace();
+  /// Bytes of the CPU generator's state, which a checkpoint region that
+  /// draws random numbers keeps for its recompute (the table's fact).
+  int64_t cpuGeneratorStateBytes = defaultCpuGeneratorStateBytes();
+
+  /// The built table's facts (TorchFacts).
+  static bool defaultAccumulateInPlace();
+  static int64_t defaultCpuGeneratorStateBytes();
 };
 
 /// A storage live where the peak is reached, and what it holds: a value

@@ -45,6 +45,8 @@ struct TestMemoryModelPass
       options.kernelWorkspaces = kernelWorkspaces;
       if (threads > 0)
         options.intraOpThreads = threads;
+      if (accumulateInPlace >= 0)
+        options.accumulateInPlace = accumulateInPlace != 0;
       TrainingMemoryModel model(func, options);
       os << "memory-model @" << func.getSymName() << "\n";
       func.walk([&](Operation *op) {
