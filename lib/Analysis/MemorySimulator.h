@@ -74,6 +74,9 @@ private:
   void forwardBlock(Block &block, MemoryPhase phase, std::vector<Node> &nodes);
   void forwardOp(Operation *op, MemoryPhase phase, std::vector<Node> &nodes);
   void forwardTorchOp(TorchOp op, MemoryPhase phase, std::vector<Node> &nodes);
+  /// `to` (a region's body argument) has the layout of `from` (the region's
+  /// input): strided, or copied by a product's folding reshape.
+  void inheritLayout(Value from, Value to);
   /// What the runtime keeps of the CPU generator for `cp` (its body draws
   /// random numbers, the device is the CPU), else 0.
   int64_t getGeneratorStateBytes(CheckpointOp cp) const;

@@ -433,6 +433,13 @@ static int64_t getSavedInputBytes(Attribute policy, Type type) {
   return 0; // offloaded: none on the device
 }
 
+void MemorySimulator::inheritLayout(Value from, Value to) {
+  if (nonContiguous.contains(from))
+    nonContiguous.insert(to);
+  if (foldCopies.contains(from))
+    foldCopies.insert(to);
+}
+
 int64_t MemorySimulator::getGeneratorStateBytes(CheckpointOp cp) const {
   if (options.device != TrainingDevice::CPU)
     return 0;
@@ -505,8 +512,10 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
   // Forward of the body without grad: intermediates die at their last use.
   bool wasEnabled = gradEnabled;
   gradEnabled = false;
-  for (auto [arg, input] : llvm::zip(body.getArguments(), cp.getInputs()))
+  for (auto [arg, input] : llvm::zip(body.getArguments(), cp.getInputs())) {
     storage.define(arg, storage.heldBy(input));
+    inheritLayout(input, arg);
+  }
   std::vector<Node> none;
   forwardBlock(body, phase, none);
   gradEnabled = wasEnabled;
@@ -910,7 +919,10 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
   for (auto [k, input] : llvm::enumerate(cp.getInputs())) {
     BlockArgument arg = body.getArgument(k);
     if (isa<KeepPolicyAttr>(cp.getPolicies()[k])) {
+      // The kept input itself, strides and all (a transposed view makes
+      // the body's products copy it again in the recompute).
       storage.define(arg, node.inputStorages[k]);
+      inheritLayout(input, arg);
     } else if (auto it = prefetched.find(k); it != prefetched.end()) {
       restored.push_back(it->second); // retained when prefetched
       storage.define(arg, restored.back());
@@ -927,10 +939,12 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
     restored.push_back(storage.newStorage(state));
     storage.retain(restored.back());
   }
-  // The generator's state at the start of backward, set back afterwards.
+  // The generator's state at the start of backward, set back once the
+  // recompute has drawn.
+  std::optional<unsigned> generatorState;
   if (int64_t rng = getGeneratorStateBytes(cp)) {
-    restored.push_back(storage.newStorage(rng));
-    storage.retain(restored.back());
+    generatorState = storage.newStorage(rng);
+    storage.retain(*generatorState);
   }
   DenseSet<StringAttr> outerCollecting = std::move(collecting);
   auto outerCollected = std::move(collected);
@@ -940,6 +954,8 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
     collecting.insert(path);
   std::vector<Node> inner;
   forwardBlock(body, MemoryPhase::Recompute, inner);
+  if (generatorState)
+    storage.release(*generatorState);
   Operation *yield = body.getTerminator();
   SmallVector<unsigned> temps;
   for (auto [result, value] : llvm::zip(cp->getResults(), yield->getOperands()))

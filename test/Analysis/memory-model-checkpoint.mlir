@@ -87,3 +87,31 @@ func.func @offload(%x: tensor<4x16xf32>) -> tensor<4x256xf32> {
   }
   return %c : tensor<4x256xf32>
 }
+
+// A region whose input is a transposed view (what nn.MultiheadAttention
+// with batch_first=True passes on, `query.transpose(1, 0)`): the body's
+// linear folds it with a reshape that copies it (8x4x32xf32 = 4096 bytes),
+// in the region's recompute as in the unplanned forward, and its weight
+// gradient keeps the copy. Recompute: the kept h (4096), the region's
+// result and its gradient (8192 each), the copy and the new result:
+// 32768. Before, the body's arguments lost the layout of the region's
+// inputs (28672 here): a 2-layer nn.TransformerEncoder's plan was
+// predicted 6 KiB under its measured peak.
+// CHECK-LABEL: memory-model @strided_input
+// CHECK: recompute aten::linear live 32768
+func.func @strided_input(%x: tensor<4x8x32xf32>) -> tensor<8x4x64xf32> {
+  %w0 = memopt.param "pre.weight" : tensor<32x32xf32>
+  %h = memopt.op "aten::linear"(%x, %w0) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none]
+      : (tensor<4x8x32xf32>, tensor<32x32xf32>) -> tensor<4x8x32xf32>
+  %t = memopt.op "aten::transpose"(%h) [#memopt.arg<0>, 1, 0] {overload = "int", views = array<i64: 0>}
+      : (tensor<4x8x32xf32>) -> tensor<8x4x32xf32>
+  %c = memopt.checkpoint "proj" (%t) policies [#memopt.keep]
+      : (tensor<8x4x32xf32>) -> tensor<8x4x64xf32> {
+  ^bb0(%a: tensor<8x4x32xf32>):
+    %w = memopt.param "proj.weight" : tensor<64x32xf32>
+    %y = memopt.op "aten::linear"(%a, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none]
+        : (tensor<8x4x32xf32>, tensor<64x32xf32>) -> tensor<8x4x64xf32>
+    memopt.yield %y : tensor<8x4x64xf32>
+  }
+  return %c : tensor<8x4x64xf32>
+}

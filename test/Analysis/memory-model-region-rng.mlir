@@ -4,11 +4,16 @@
 // same ones in its recompute: the runtime keeps the CPU generator's state
 // from the region's forward to its backward (torch.get_rng_state(): 5056
 // bytes on PyTorch 1.13 and 2.6, the table's `cpuGeneratorStateBytes`),
-// and in backward keeps the state it replaces until the recompute is done.
-// Here beside the kept input h (4x64xf32 = 1024 bytes).
+// and in backward keeps the state it replaces until the recompute is done
+// (then sets it back). Here beside the kept input h (4x64xf32 = 1024
+// bytes): the recompute holds both states, h, the result and its gradient
+// and the recomputed result with its noise (15232); the region's backward
+// no longer holds the replaced state (10176).
 // CHECK-LABEL: memory-model @draws
 // CHECK: saved checkpoint "drop" 6080
 // CHECK: forward checkpoint "drop" live 7104
+// CHECK: recompute aten::dropout live 15232
+// CHECK: backward aten::dropout live 10176
 // CHECK: end-of-forward 7104
 func.func @draws(%x: tensor<4x16xf32>) -> tensor<4x64xf32> {
   %w = memopt.param "fc.weight" : tensor<64x16xf32>
