@@ -209,6 +209,11 @@ SPECS = [
     ("aten::where", "self", SEQ, lambda c: [
         C(c["n"], c["s"], c["d"], dtype=torch.bool), seq(c), seq(c)]),
     ("aten::clamp", "default", SEQ, lambda c: [seq(c), 0.0, 1.0]),
+    # A data check on a mask (nn.Transformer's causal-mask detection).
+    ("aten::all", "default", SEQ, lambda c: [
+        C(c["n"], c["s"], c["d"], dtype=torch.bool)]),
+    ("aten::any", "default", SEQ, lambda c: [
+        C(c["n"], c["s"], c["d"], dtype=torch.bool)]),
     ("aten::clamp_min", "default", SEQ, lambda c: [seq(c), 0.0]),
     # In place (a weight clipped under no_grad, `x.clamp_(min=0)`).
     ("aten::clamp_", "default", SEQ, lambda c: [seq(c), 0.0, 1.0]),

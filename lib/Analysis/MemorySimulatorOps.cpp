@@ -808,6 +808,8 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
     // Whether something besides this node holds its incoming gradient (a
     // region, for its output's; the caller, for a returned value's): it
     // then stays live through the backward.
+    auto nodeOp = dyn_cast<TorchOp>(node.op);
+    bool measuredComposite = nodeOp && nodeOp.getMeasuredSavesAttr();
     bool incomingHeld = incoming && storage.getRefs(*incoming) > 1;
     if (incoming)
       for (auto [index, entry] : llvm::enumerate(node.grads)) {
@@ -825,7 +827,11 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
                             ? storage.newStorage(blocked)
                             : storage.newStorage(bytesOf(value, node.op));
         storage.retain(grad);
-        if (fresh && blocked < 0 && llvm::is_contained(node.viewGrads, value))
+        // A composite the probe measured (a cell: linears inside) may
+        // hand its parameters' gradients through views: never taken as
+        // added to in place.
+        if (fresh && blocked < 0 &&
+            (llvm::is_contained(node.viewGrads, value) || measuredComposite))
           viewGradStorages.insert(grad);
         if (blocked >= 0 && addedIntoGrad(gradKey(value), grad, temps))
           continue;

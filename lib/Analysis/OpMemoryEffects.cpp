@@ -280,6 +280,21 @@ static int64_t getBroadcastMatmulCopyBytes(TorchOp op, ArrayRef<Value> args,
   return bytes / ownBatch * common;
 }
 
+/// The constant an argument is: written in the op, or a module attribute
+/// (`attn.attention_dropout`) whose value the function assumes
+/// (memopt.assumes; the exported module checks it before running).
+static Attribute getConstantArg(TorchOp op, Attribute arg) {
+  auto ref = dyn_cast<OperandRefAttr>(arg);
+  if (!ref)
+    return arg;
+  auto read = op->getOperand(ref.getIndex()).getDefiningOp<GetAttrOp>();
+  auto func = op->getParentOfType<func::FuncOp>();
+  if (!read || !func)
+    return {};
+  auto assumes = func->getAttrOfType<DictionaryAttr>(kAssumesAttrName);
+  return assumes ? assumes.get(read.getPath()) : Attribute();
+}
+
 /// The table's name for the op's row: attention with a dropout_p that may
 /// be nonzero runs another CPU kernel (the math decomposition, which keeps
 /// the scores) than without (flash attention), and has rows of its own.
@@ -290,7 +305,9 @@ static std::string getTableKey(TorchOp op, bool fusedDropoutAttention) {
       fusedDropoutAttention)
     return name.str();
   ArrayRef<Attribute> args = op.getArgs().getValue();
-  auto p = args.size() > 4 ? dyn_cast<FloatAttr>(args[4]) : FloatAttr();
+  auto p = args.size() > 4
+               ? dyn_cast_or_null<FloatAttr>(getConstantArg(op, args[4]))
+               : FloatAttr();
   if (p && p.getValueAsDouble() == 0)
     return name.str();
   return (name + "[dropout]").str();
@@ -343,21 +360,6 @@ static void measuredEffects(TorchOp op, MeasuredSavesAttr saves,
   for (int64_t index : saves.getResults())
     fx.savedValues.push_back(op->getResult(index));
   fx.savedNewBytes.push_back(saves.getBytes());
-}
-
-/// The constant an argument is: written in the op, or a module attribute
-/// (`attn.attention_dropout`) whose value the function assumes
-/// (memopt.assumes; the exported module checks it before running).
-static Attribute getConstantArg(TorchOp op, Attribute arg) {
-  auto ref = dyn_cast<OperandRefAttr>(arg);
-  if (!ref)
-    return arg;
-  auto read = op->getOperand(ref.getIndex()).getDefiningOp<GetAttrOp>();
-  auto func = op->getParentOfType<func::FuncOp>();
-  if (!read || !func)
-    return {};
-  auto assumes = func->getAttrOfType<DictionaryAttr>(kAssumesAttrName);
-  return assumes ? assumes.get(read.getPath()) : Attribute();
 }
 
 /// ATen's dropouts return their input itself when p is 0 or training is

@@ -22,6 +22,7 @@
 #include "memopt/Conversion/ExampleInputs.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <ATen/ATen.h>
 
@@ -86,6 +87,12 @@ private:
   /// Records the module attributes `facts` rests on as assumptions.
   void assumeAttributes(const ValueFacts &facts, const Node *node,
                         const std::string &what);
+  /// A dropout's probability, or attention's dropout probability, read
+  /// from module attributes (nn.MultiheadAttention's
+  /// `dropout`): recorded as assumptions, so that the memory model knows
+  /// whether the op draws noise and which kernel attention runs (p = 0:
+  /// a fused one that keeps no scores) and the exported forward checks it.
+  void assumeDrawArguments(const Node *node);
   std::string nonStaticOrigin(Value *value);
   Node *inlineBlock(Block *block, Node *before,
                     const std::vector<Value *> &blockInputs,
@@ -274,6 +281,32 @@ void GraphSpecializer::assumeAttributes(const ValueFacts &facts,
                             ", whose value memopt cannot check at run time",
                         node);
     assumptions[path] = current;
+  }
+}
+
+void GraphSpecializer::assumeDrawArguments(const Node *node) {
+  static const llvm::StringSet<> kDropouts = {
+      "aten::dropout", "aten::dropout_", "aten::feature_dropout",
+      "aten::alpha_dropout", "aten::feature_alpha_dropout"};
+  std::string kind = node->kind().toQualString();
+  std::vector<size_t> positions;
+  // Not the training flag: read as a value, it keeps the function valid in
+  // both modes.
+  if (kDropouts.contains(kind))
+    positions = {1};
+  else if (kind == "aten::scaled_dot_product_attention")
+    positions = {4};
+  for (size_t position : positions) {
+    if (position >= node->inputs().size())
+      continue;
+    const ValueFacts *facts = evaluator.lookup(node->input(position));
+    if (!facts || !facts->isStatic || !facts->value ||
+        facts->attributeDeps.empty() ||
+        !llvm::all_of(facts->attributeDeps, [&](const std::string &path) {
+          return isGuardableConstant(attributeValue(path));
+        }))
+      continue;
+    assumeAttributes(*facts, node, "a dropout probability");
   }
 }
 
@@ -714,6 +747,7 @@ SpecializedGraph GraphSpecializer::run() {
       continue;
     }
     recordDictKeys(node, evaluator, dictKeys);
+    assumeDrawArguments(node);
     try {
       evaluator.evaluate(node);
     } catch (const ImportError &) {
