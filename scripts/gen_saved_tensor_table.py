@@ -421,10 +421,10 @@ def torch_facts():
     MEMOPT_TORCH_FACT lines: how autograd sums two gradients of a tensor,
     and the bytes of the CPU generator's state (what a checkpoint region
     that draws random numbers keeps for its recompute)."""
+    state = torch.get_rng_state()
     return {"inputBufferAccumulatesInPlace":
             int(input_buffer_accumulates_in_place()),
-            "cpuGeneratorStateBytes":
-            torch.get_rng_state().numel() * torch.get_rng_state().element_size()}
+            "cpuGeneratorStateBytes": state.numel() * state.element_size()}
 
 
 def derive_table():

@@ -13,6 +13,12 @@ using namespace mlir::memopt;
 
 static int64_t getSavedInputBytes(Attribute policy, Type type);
 
+/// The bytes of a gradient of `value` (of a parameter's, its `.grad`): the
+/// value's own size on the device, 0 where unknown.
+static int64_t getGradientBytes(Value value) {
+  return std::max<int64_t>(getDeviceBytes(value.getType()), 0);
+}
+
 /// A tensor (or list of tensors) that can carry a gradient.
 static bool isDifferentiableTensorLike(Type type) {
   if (auto list = dyn_cast<ListType>(type))
@@ -584,8 +590,7 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
       if (!first) {
         temps.push_back(grad);
         unsigned &sum = it->second.second;
-        if (!canAddInPlace(
-                sum, std::max<int64_t>(getDeviceBytes(value.getType()), 0))) {
+        if (!canAddInPlace(sum, getGradientBytes(value))) {
           temps.push_back(sum);
           sum = newParamGradSum(value);
         }
@@ -622,7 +627,7 @@ void MemorySimulator::giveGrad(Value value, unsigned grad,
   // replaced by a new sum, which lets the shared buffer go. PyTorch 1.13
   // always makes a new sum.
   unsigned old = it->second;
-  int64_t bytes = std::max<int64_t>(getDeviceBytes(value.getType()), 0);
+  int64_t bytes = getGradientBytes(value);
   if (canAddInPlace(old, bytes)) {
     temps.push_back(grad);
     return;
@@ -666,8 +671,7 @@ bool MemorySimulator::canAddInPlace(unsigned grad, int64_t bytes) const {
 }
 
 unsigned MemorySimulator::newParamGradSum(Value param) {
-  unsigned sum =
-      storage.newStorage(std::max<int64_t>(getDeviceBytes(param.getType()), 0));
+  unsigned sum = storage.newStorage(getGradientBytes(param));
   storage.retain(sum);
   storage.noteGradOf(param, sum);
   return sum;
@@ -692,8 +696,7 @@ void MemorySimulator::sumHeldParamGrads(Operation *op, bool oneByOne) {
     unsigned &held = heldParamGrads[path];
     temps.push_back(later.grad);
     int64_t made = oneByOne ? storage.getBytes(later.grad) : 0;
-    if (!canAddInPlace(held, std::max<int64_t>(
-                                 getDeviceBytes(later.param.getType()), 0))) {
+    if (!canAddInPlace(held, getGradientBytes(later.param))) {
       temps.push_back(held);
       held = newParamGradSum(later.param);
       made += storage.getBytes(held);
@@ -725,7 +728,7 @@ void MemorySimulator::allocateParamGrad(Value param, unsigned grad,
   // AccumulateGrad with `.grad` None: it takes the gradient's storage as
   // `.grad` when nothing else holds it and it has the parameter's size,
   // else it copies it. Either way `.grad` outlives the step: never released.
-  int64_t bytes = std::max<int64_t>(getDeviceBytes(param.getType()), 0);
+  int64_t bytes = getGradientBytes(param);
   if (storage.getRefs(grad) == 1 && storage.getBytes(grad) == bytes)
     return;
   storage.retain(storage.newStorage(bytes));

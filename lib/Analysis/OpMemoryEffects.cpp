@@ -299,7 +299,7 @@ static Attribute getConstantArg(TorchOp op, Attribute arg) {
 /// be nonzero runs another CPU kernel (the math decomposition, which keeps
 /// the scores) than without (flash attention), and has rows of its own.
 /// A fused kernel with dropout keeps what flash attention keeps.
-static std::string getTableKey(TorchOp op, bool fusedDropoutAttention) {
+static std::string getKernelKey(TorchOp op, bool fusedDropoutAttention) {
   StringRef name = op.getName();
   if (lookupOperator(name).savedRow != SavedRowKey::DropoutAt4 ||
       fusedDropoutAttention)
@@ -311,6 +311,19 @@ static std::string getTableKey(TorchOp op, bool fusedDropoutAttention) {
   if (p && p.getValueAsDouble() == 0)
     return name.str();
   return (name + "[dropout]").str();
+}
+
+/// The kernel's key, or its overload's own (`aten::max[dim]`) where the
+/// table has rows for it: overloads that keep other tensors than the
+/// operator's others.
+static std::string getTableKey(const SavedTensorTable &table, TorchOp op,
+                               bool fusedDropoutAttention) {
+  std::string key = getKernelKey(op, fusedDropoutAttention);
+  StringRef overload = op.getOverload().value_or("");
+  std::string overloadKey =
+      (key + "[" + (overload.empty() ? StringRef("default") : overload) + "]")
+          .str();
+  return table.knows(overloadKey) ? overloadKey : key;
 }
 
 /// Without a table row: every tensor operand and result is saved and every
@@ -420,15 +433,7 @@ OpMemoryEffects mlir::memopt::getOpMemoryEffects(
   }
 
   const SavedTensorTable &table = SavedTensorTable::get();
-  std::string key = getTableKey(op, fusedDropoutAttention);
-  // An overload's own rows first (`aten::max[dim]`), where its saves differ
-  // from the operator's other overloads'.
-  StringRef overload = op.getOverload().value_or("");
-  std::string overloadKey =
-      (key + "[" + (overload.empty() ? StringRef("default") : overload) + "]")
-          .str();
-  if (table.knows(overloadKey))
-    key = overloadKey;
+  std::string key = getTableKey(table, op, fusedDropoutAttention);
   const SavedTensorRow *row = table.lookup(key, pattern);
   if (!row && !anyGrad)
     row = table.anyRow(key);

@@ -436,11 +436,8 @@ static at::Tensor makeView(Value value) {
   return stack[0].toTensor();
 }
 
-/// A trained parameter (a `memopt.param` the model will compute a gradient
-/// for, read directly or through an Optional refinement).
-static bool isTrainedParameter(Value value, const DenseSet<Value> &grads) {
-  if (!grads.contains(value))
-    return false;
+/// A `memopt.param`, read directly or through an Optional refinement.
+static bool isParameter(Value value) {
   if (auto cast = value.getDefiningOp<TorchOp>();
       cast && cast.getName() == "prim::unchecked_cast" &&
       cast->getNumOperands() == 1)
@@ -459,7 +456,7 @@ static at::Tensor makeTensor(Value value, const DenseSet<Value> &grads) {
       *scalarTypeOf(cast<TensorType>(value.getType()).getElementType());
   bool grad = grads.contains(value) &&
               (at::isFloatingType(dtype) || at::isComplexType(dtype));
-  if (grad && isTrainedParameter(value, grads))
+  if (grad && isParameter(value))
     return makeContiguous(value).requires_grad_(true);
   if (at::Tensor view = makeView(value); view.defined()) {
     at::Tensor leaf = view.detach();
