@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Conversion/ZipArchive.h"
+#include "ZipFormat.h"
 #include "memopt/Conversion/Crc32.h"
 
 #include "llvm/Support/Format.h"
@@ -30,12 +31,7 @@ uint64_t readLittleEndian(llvm::StringRef bytes, uint64_t offset,
   return value;
 }
 
-constexpr uint32_t kEndSignature = 0x06054b50;
-constexpr uint32_t kZip64EndSignature = 0x06064b50;
-constexpr uint32_t kZip64LocatorSignature = 0x07064b50;
-constexpr uint32_t kEntrySignature = 0x02014b50;
-constexpr uint32_t kLocalSignature = 0x04034b50;
-constexpr uint64_t kSaturated32 = 0xFFFFFFFF;
+using namespace zip;
 
 struct Directory {
   uint64_t entries = 0;
@@ -97,7 +93,7 @@ void applyZip64Extra(llvm::StringRef extra, Entry &entry) {
   while (at + 4 <= extra.size()) {
     uint64_t id = readLittleEndian(extra, at, 2);
     uint64_t size = readLittleEndian(extra, at + 2, 2);
-    if (id == 0x0001) {
+    if (id == kZip64ExtraId) {
       // Only the saturated fields are present, in this order.
       size_t field = at + 4, fieldEnd = std::min(extra.size(), at + 4 + size);
       for (uint64_t *value :
@@ -163,32 +159,46 @@ std::string hex(uint64_t value) {
   return text;
 }
 
-/// Why the record `entry` is damaged, if it is.
-std::optional<std::string> checkRecord(llvm::StringRef bytes,
-                                       const Entry &entry) {
+/// Where `entry`'s data lies (bounded by the archive), or why it cannot.
+std::optional<llvm::StringRef>
+locateRecord(llvm::StringRef bytes, const Entry &entry, std::string &why) {
   const std::string record = "record '" + entry.name + "'";
   // A record can hold no more than the archive, or than 1024x it for a
   // deflated one (deflate's best ratio), plus room for tiny archives.
   const uint64_t limit = 1024 * uint64_t(bytes.size()) + (1 << 20);
   bool stored = entry.method == 0;
   if ((stored && entry.uncompressed > bytes.size()) ||
-      entry.uncompressed > limit)
-    return record + " claims " + std::to_string(entry.uncompressed) + " bytes";
-  if (!stored && entry.method != 8)
-    return record + " uses compression method " + std::to_string(entry.method) +
-           ", which LibTorch cannot read";
+      entry.uncompressed > limit) {
+    why = record + " claims " + std::to_string(entry.uncompressed) + " bytes";
+    return std::nullopt;
+  }
+  if (!stored && entry.method != 8) {
+    why = record + " uses compression method " + std::to_string(entry.method) +
+          ", which LibTorch cannot read";
+    return std::nullopt;
+  }
   uint64_t local = entry.local;
   if (local > bytes.size() || bytes.size() - local < 30 ||
-      readLittleEndian(bytes, local, 4) != kLocalSignature)
-    return record + " has no local header where the directory says";
+      readLittleEndian(bytes, local, 4) != kLocalSignature) {
+    why = record + " has no local header where the directory says";
+    return std::nullopt;
+  }
   uint64_t start = local + 30 + readLittleEndian(bytes, local + 26, 2) +
                    readLittleEndian(bytes, local + 28, 2);
   uint64_t length = stored ? entry.uncompressed : entry.compressed;
-  if (start > bytes.size() || bytes.size() - start < length)
-    return record + " runs past the end of the archive";
-  llvm::StringRef data = bytes.substr(start, length);
+  if (start > bytes.size() || bytes.size() - start < length) {
+    why = record + " runs past the end of the archive";
+    return std::nullopt;
+  }
+  return bytes.substr(start, length);
+}
+
+/// Why the record `entry`, whose data is `data`, does not match its CRC-32.
+std::optional<std::string> checkRecordCrc(const Entry &entry,
+                                          llvm::StringRef data) {
+  const std::string record = "record '" + entry.name + "'";
   uint32_t crc;
-  if (stored) {
+  if (entry.method == 0) {
     crc = crcOfStored(data);
   } else {
     auto inflated = crcOfDeflated(data);
@@ -206,10 +216,11 @@ std::optional<std::string> checkRecord(llvm::StringRef bytes,
   return std::nullopt;
 }
 
-} // namespace
-
-std::optional<std::string>
-mlir::memopt::findZipArchiveDamage(llvm::StringRef bytes) {
+/// Calls `visit(entry, data)` for each record in directory order until it
+/// returns false; why the directory or a record's bounds are bad, if they
+/// are.
+template <typename Visit>
+std::optional<std::string> walkRecords(llvm::StringRef bytes, Visit visit) {
   std::string why;
   std::optional<Directory> directory = findDirectory(bytes, why);
   if (!directory)
@@ -232,9 +243,39 @@ mlir::memopt::findZipArchiveDamage(llvm::StringRef bytes) {
       return std::string("bad central directory entry");
     entry.name = bytes.substr(at + 46, nameLength).str();
     applyZip64Extra(bytes.substr(at + 46 + nameLength, extraLength), entry);
-    if (std::optional<std::string> damage = checkRecord(bytes, entry))
+    std::optional<llvm::StringRef> data = locateRecord(bytes, entry, why);
+    if (!data)
+      return why;
+    std::optional<std::string> damage = visit(entry, *data);
+    if (damage)
       return damage;
     at += 46 + nameLength + extraLength + commentLength;
   }
   return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string>
+mlir::memopt::findZipArchiveDamage(llvm::StringRef bytes) {
+  return walkRecords(bytes, checkRecordCrc);
+}
+
+std::optional<std::vector<ZipRecord>>
+mlir::memopt::readZipRecords(llvm::StringRef bytes, std::string &why) {
+  std::vector<ZipRecord> records;
+  std::optional<std::string> damage = walkRecords(
+      bytes,
+      [&](const Entry &entry,
+          llvm::StringRef data) -> std::optional<std::string> {
+        records.push_back({entry.name, static_cast<uint16_t>(entry.method),
+                           static_cast<uint32_t>(entry.crc), entry.uncompressed,
+                           data});
+        return std::nullopt;
+      });
+  if (damage) {
+    why = *damage;
+    return std::nullopt;
+  }
+  return records;
 }

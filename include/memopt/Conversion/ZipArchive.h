@@ -13,8 +13,10 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::memopt {
 
@@ -23,6 +25,22 @@ namespace mlir::memopt {
 /// hold, a record whose data does not match its CRC-32, naming the record),
 /// or std::nullopt when every record checks out.
 std::optional<std::string> findZipArchiveDamage(llvm::StringRef bytes);
+
+/// One record of a zip archive as it is stored: `data` is what follows its
+/// local header (the deflated bytes when `method` is 8, deflate).
+struct ZipRecord {
+  std::string name;
+  uint16_t method = 0;
+  uint32_t crc = 0;
+  uint64_t uncompressedSize = 0;
+  llvm::StringRef data;
+};
+
+/// The records of `bytes` in directory order, each bounded by the archive as
+/// findZipArchiveDamage bounds them (their CRC-32s are not checked), or
+/// std::nullopt with `why` set.
+std::optional<std::vector<ZipRecord>> readZipRecords(llvm::StringRef bytes,
+                                                     std::string &why);
 
 } // namespace mlir::memopt
 

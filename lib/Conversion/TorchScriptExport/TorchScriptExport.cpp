@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "memopt/Conversion/TorchScriptExport.h"
 #include "memopt/Conversion/FatalSignalGuard.h"
+#include "memopt/Conversion/ModuleArchive.h"
 #include "memopt/Conversion/TorchScriptExportModule.h"
 #include "memopt/Conversion/TorchScriptSource.h"
 
@@ -22,7 +23,6 @@
 #include <chrono>
 #include <future>
 #include <sstream>
-#include <streambuf>
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -154,37 +154,8 @@ loadSource(ModuleOp module, const TorchScriptSource *shared) {
   }
 }
 
-/// `value` with every tensor of it and its submodules replaced by an empty
-/// one of the same dtype; objects keep their types.
-static c10::IValue withEmptyTensors(const c10::IValue &value) {
-  if (value.isTensor()) {
-    const at::Tensor &tensor = value.toTensor();
-    return tensor.defined() ? at::empty({0}, tensor.options()) : tensor;
-  }
-  if (!value.isObject() || !value.toObject()->type()->is_module())
-    return value;
-  c10::intrusive_ptr<c10::ivalue::Object> object = value.toObject();
-  size_t slots = object->slots().size();
-  auto copy = c10::ivalue::Object::create(
-      c10::StrongTypePtr(object->compilation_unit(), object->type()), slots);
-  for (size_t i = 0; i < slots; ++i)
-    copy->setSlot(i, withEmptyTensors(object->getSlot(i)));
-  return copy;
-}
-
-/// The archive of a copy of `module` with its types and code but empty
-/// tensors: loading it proves that the saved code compiles (users will load
-/// it with torch.jit.load) without copying and checksumming the weights
-/// twice more.
-static std::string saveSkeleton(const torch::jit::Module &module) {
-  torch::jit::Module skeleton(withEmptyTensors(module._ivalue()).toObject());
-  std::ostringstream bytes;
-  skeleton.save(bytes);
-  return bytes.str();
-}
-
 /// Puts the tensors of `full` into the slots of `skeleton`, its reloaded
-/// copy with empty tensors (saveSkeleton): same classes, same slots.
+/// copy with empty tensors (saveModuleSkeleton): same classes, same slots.
 static void
 withTensorsOf(const c10::intrusive_ptr<c10::ivalue::Object> &skeleton,
               const c10::intrusive_ptr<c10::ivalue::Object> &full) {
@@ -198,31 +169,6 @@ withTensorsOf(const c10::intrusive_ptr<c10::ivalue::Object> &skeleton,
       withTensorsOf(skeleton->getSlot(i).toObject(), value.toObject());
   }
 }
-
-namespace {
-/// A std::ostream's buffer that writes to an llvm::raw_ostream, so that the
-/// archive goes straight to the output.
-class RawOstreamBuffer final : public std::streambuf {
-public:
-  explicit RawOstreamBuffer(llvm::raw_ostream &os) : os(os) {}
-
-protected:
-  int_type overflow(int_type c) override {
-    if (!traits_type::eq_int_type(c, traits_type::eof())) {
-      char byte = traits_type::to_char_type(c);
-      os.write(&byte, 1);
-    }
-    return traits_type::not_eof(c);
-  }
-  std::streamsize xsputn(const char *data, std::streamsize size) override {
-    os.write(data, size);
-    return size;
-  }
-
-private:
-  llvm::raw_ostream &os;
-};
-} // namespace
 
 /// Runs the built module once per signature (ForwardCheck.h); an error on
 /// `module` when it fails or computes otherwise than the source.
@@ -275,9 +221,9 @@ LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
                             "not save and load: ")
            << exporter::describeError(error);
   };
-  std::string skeleton;
+  ModuleSkeleton skeleton;
   try {
-    skeleton = saveSkeleton(*exported);
+    skeleton = saveModuleSkeleton(*exported);
   } catch (const std::exception &error) {
     return notLoading(error);
   }
@@ -285,13 +231,11 @@ LogicalResult mlir::memopt::exportTorchScript(ModuleOp module,
   // archive is written.
   std::future<std::optional<torch::jit::Module>> reload = std::async(
       std::launch::async, [&skeleton]() -> std::optional<torch::jit::Module> {
-        std::istringstream in(skeleton);
+        std::istringstream in(skeleton.archive);
         return torch::jit::load(in);
       });
   try {
-    RawOstreamBuffer buffer(output);
-    std::ostream stream(&buffer);
-    exported->save(stream);
+    writeModuleArchive(*exported, skeleton, output);
   } catch (const std::exception &error) {
     (void)reload.wait();
     return notLoading(error);
