@@ -116,16 +116,14 @@ uint32_t crcOfStored(llvm::StringRef data) {
                      data.size());
 }
 
-/// The CRC-32 and size of a raw-deflated record's inflated data, or nullopt
-/// if it does not inflate.
-std::optional<std::pair<uint32_t, uint64_t>>
-crcOfDeflated(llvm::StringRef data) {
+/// Inflates raw-deflated `data`, handing each piece to `consume`; false if
+/// it does not inflate.
+template <typename Consume>
+bool inflateRaw(llvm::StringRef data, Consume consume) {
   z_stream stream{};
   if (inflateInit2(&stream, -MAX_WBITS) != Z_OK)
-    return std::nullopt;
+    return false;
   std::vector<Bytef> out(1 << 16);
-  uint32_t crc = 0;
-  uint64_t size = 0;
   size_t consumed = 0;
   int status = Z_OK;
   while (status == Z_OK) {
@@ -139,17 +137,27 @@ crcOfDeflated(llvm::StringRef data) {
     stream.next_out = out.data();
     stream.avail_out = static_cast<uInt>(out.size());
     status = inflate(&stream, Z_NO_FLUSH);
-    size_t produced = out.size() - stream.avail_out;
-    crc = updateCrc32(crc, out.data(), produced);
-    size += produced;
+    consume(out.data(), out.size() - stream.avail_out);
     if (status == Z_BUF_ERROR && stream.avail_in == 0 &&
         consumed == data.size())
       break; // input ends before the stream does
   }
   inflateEnd(&stream);
-  if (status != Z_STREAM_END)
+  return status == Z_STREAM_END;
+}
+
+/// The CRC-32 and size of a raw-deflated record's inflated data, or nullopt
+/// if it does not inflate.
+std::optional<std::pair<uint32_t, uint64_t>>
+crcOfDeflated(llvm::StringRef data) {
+  uint32_t crc = 0;
+  uint64_t size = 0;
+  if (!inflateRaw(data, [&](const Bytef *piece, size_t length) {
+        crc = updateCrc32(crc, piece, length);
+        size += length;
+      }))
     return std::nullopt;
-  return std::make_pair(static_cast<uint32_t>(crc), size);
+  return std::make_pair(crc, size);
 }
 
 std::string hex(uint64_t value) {
@@ -278,4 +286,17 @@ mlir::memopt::readZipRecords(llvm::StringRef bytes, std::string &why) {
     return std::nullopt;
   }
   return records;
+}
+
+std::optional<std::string>
+mlir::memopt::readZipRecordData(const ZipRecord &record) {
+  if (record.method == 0)
+    return record.data.str();
+  std::string text;
+  if (record.method != 8 ||
+      !inflateRaw(record.data, [&](const Bytef *piece, size_t length) {
+        text.append(reinterpret_cast<const char *>(piece), length);
+      }))
+    return std::nullopt;
+  return text;
 }

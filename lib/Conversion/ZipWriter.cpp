@@ -38,24 +38,25 @@ void ZipWriter::putLittleEndian(uint64_t value, unsigned width) {
   put(llvm::StringRef(bytes, width));
 }
 
-void ZipWriter::addStored(llvm::StringRef name, llvm::StringRef data,
-                          uint32_t crc) {
-  add(name, /*method=*/0, crc, data, data.size());
+uint64_t ZipWriter::addStored(llvm::StringRef name, llvm::StringRef data,
+                              uint32_t crc) {
+  return add(name, /*method=*/0, crc, data, data.size());
 }
 
-void ZipWriter::addStored(llvm::StringRef name, llvm::StringRef data) {
-  addStored(name, data,
-            updateCrc32(0, reinterpret_cast<const uint8_t *>(data.data()),
-                        data.size()));
+uint64_t ZipWriter::addStored(llvm::StringRef name, llvm::StringRef data) {
+  return addStored(name, data,
+                   updateCrc32(0,
+                               reinterpret_cast<const uint8_t *>(data.data()),
+                               data.size()));
 }
 
-void ZipWriter::addCopy(const ZipRecord &record) {
-  add(record.name, record.method, record.crc, record.data,
-      record.uncompressedSize);
+uint64_t ZipWriter::addCopy(const ZipRecord &record) {
+  return add(record.name, record.method, record.crc, record.data,
+             record.uncompressedSize);
 }
 
-void ZipWriter::add(llvm::StringRef name, uint16_t method, uint32_t crc,
-                    llvm::StringRef data, uint64_t uncompressed) {
+uint64_t ZipWriter::add(llvm::StringRef name, uint16_t method, uint32_t crc,
+                        llvm::StringRef data, uint64_t uncompressed) {
   assert(name.size() <= 0xFFFF && "zip names are at most 64 KiB");
   uint64_t compressed = data.size();
   bool zip64 = compressed >= zip64From || uncompressed >= zip64From;
@@ -89,7 +90,9 @@ void ZipWriter::add(llvm::StringRef name, uint16_t method, uint32_t crc,
   putLittleEndian(padding, 2);
   put(std::string(padding, 'Z'));
   assert(offset % kAlignment == 0 && "record data must start aligned");
+  uint64_t start = offset;
   put(data);
+  return start;
 }
 
 void ZipWriter::finish() {

@@ -42,6 +42,10 @@ struct ZipRecord {
 std::optional<std::vector<ZipRecord>> readZipRecords(llvm::StringRef bytes,
                                                      std::string &why);
 
+/// What `record` holds, inflated if it is deflated; std::nullopt if it does
+/// not inflate.
+std::optional<std::string> readZipRecordData(const ZipRecord &record);
+
 } // namespace mlir::memopt
 
 #endif // MEMOPT_CONVERSION_ZIPARCHIVE_H

@@ -30,12 +30,13 @@ public:
   explicit ZipWriter(llvm::raw_ostream &os, uint64_t zip64From = 0xFFFFFFFF)
       : os(os), zip64From(zip64From) {}
 
+  // Each returns where the record's data starts in the archive.
   /// A stored record with `data`, whose CRC-32 is `crc`.
-  void addStored(llvm::StringRef name, llvm::StringRef data, uint32_t crc);
+  uint64_t addStored(llvm::StringRef name, llvm::StringRef data, uint32_t crc);
   /// A stored record with `data` (its CRC-32 computed here).
-  void addStored(llvm::StringRef name, llvm::StringRef data);
+  uint64_t addStored(llvm::StringRef name, llvm::StringRef data);
   /// A record exactly as another archive stores it (method, CRC, bytes).
-  void addCopy(const ZipRecord &record);
+  uint64_t addCopy(const ZipRecord &record);
   /// The central directory and the end records; nothing is added after.
   void finish();
 
@@ -49,8 +50,8 @@ private:
     uint32_t crc;
     uint64_t compressed, uncompressed, local;
   };
-  void add(llvm::StringRef name, uint16_t method, uint32_t crc,
-           llvm::StringRef data, uint64_t uncompressed);
+  uint64_t add(llvm::StringRef name, uint16_t method, uint32_t crc,
+               llvm::StringRef data, uint64_t uncompressed);
   void put(llvm::StringRef bytes);
   void putLittleEndian(uint64_t value, unsigned width);
 

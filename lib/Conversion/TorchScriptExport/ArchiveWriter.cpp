@@ -79,16 +79,10 @@ protected:
 private:
   llvm::raw_ostream &os;
 };
-
-/// A module's state pickled as ScriptModuleSerializer pickles "data".
-struct PickledState {
-  std::string bytes;
-  std::vector<at::Tensor> storages; // storage i is record data/i
-};
 } // namespace
 
-static PickledState pickleState(const c10::IValue &state) {
-  PickledState pickled;
+PickledModuleState mlir::memopt::pickleModuleState(const c10::IValue &state) {
+  PickledModuleState pickled;
   torch::jit::TypeNameUniquer uniquer;
   std::vector<c10::ClassTypePtr> memoizedTypes;
   size_t names = 0;
@@ -136,10 +130,10 @@ bool mlir::memopt::writeArchiveFromSkeleton(const torch::jit::Module &module,
     return record.name == dataPickle;
   });
   if (found == records->end() || found->method != 0 ||
-      pickleState(skeleton.module._ivalue()).bytes != found->data)
+      pickleModuleState(skeleton.module._ivalue()).bytes != found->data)
     return false;
 
-  PickledState state = pickleState(module._ivalue());
+  PickledModuleState state = pickleModuleState(module._ivalue());
   // Written as LibTorch orders them: the storages, then data.pkl.
   ZipWriter writer(output, zip64From);
   for (const ZipRecord &record : *records) {

@@ -24,9 +24,11 @@
 #include "mlir/IR/Location.h"
 
 #include <ATen/core/stack.h>
+#include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/ir/ir.h>
 
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -76,6 +78,25 @@ public:
   explicit LoaderCrashGuard(llvm::StringRef displayName);
 };
 
+/// The archive's bytes as LibTorch reads them, without copying them into a
+/// stream first (weights are most of them).
+class BufferReader final : public caffe2::serialize::ReadAdapterInterface {
+public:
+  explicit BufferReader(llvm::StringRef bytes) : bytes(bytes) {}
+  size_t size() const override { return bytes.size(); }
+  size_t read(uint64_t pos, void *buf, size_t n,
+              const char * /*what*/ = "") const override {
+    if (pos >= bytes.size())
+      return 0;
+    n = std::min<size_t>(n, bytes.size() - pos);
+    std::memcpy(buf, bytes.data() + pos, n);
+    return n;
+  }
+
+private:
+  llvm::StringRef bytes;
+};
+
 /// Loads an archive from memory; throws ImportError with a message that says
 /// what is wrong with the file (not a zip, corrupt, not TorchScript...).
 torch::jit::Module loadTorchScriptArchive(llvm::StringRef bytes,
@@ -83,9 +104,23 @@ torch::jit::Module loadTorchScriptArchive(llvm::StringRef bytes,
 
 /// The archive loaded as torch.jit.load loads it (tensors on the device they
 /// were saved from), or std::nullopt when that fails; throws ImportError for
-/// what loadTorchScriptArchive rejects before loading.
-std::optional<torch::jit::Module> loadSharedSource(llvm::StringRef bytes,
-                                                   llvm::StringRef name);
+/// what loadTorchScriptArchive rejects before loading. With `bytesOwner`,
+/// the weights stay in `bytes` where they can (loadWithWeightsInPlace).
+std::optional<torch::jit::Module>
+loadSharedSource(llvm::StringRef bytes, llvm::StringRef name,
+                 std::shared_ptr<void> bytesOwner = nullptr);
+
+/// The archive loaded onto the CPU with its weights left where they are:
+/// every storage saved in a record of `bytes` points into it, and `owner`
+/// (which keeps `bytes` alive, as private, writable memory: a copy-on-write
+/// mapping of the file) lives as long as any of them (WeightsInPlace.cpp).
+/// std::nullopt where that cannot be done exactly (a record deflated or not
+/// aligned, a class with __setstate__, storages saved elsewhere than on the
+/// CPU, a state that does not pickle back to the archive's data.pkl): load
+/// as loadSharedSource does then. Called by loadSharedSource, after the
+/// archive's checks.
+std::optional<torch::jit::Module>
+loadWithWeightsInPlace(llvm::StringRef bytes, std::shared_ptr<void> owner);
 
 /// A copy of `module` for the import to run, so that the original stays as
 /// loaded: fresh objects of the same classes; fresh tensors with the same

@@ -44,27 +44,6 @@ mlir::memopt::detail::describeTorchException(const std::exception &error) {
   return "unknown LibTorch error";
 }
 
-namespace {
-/// The archive's bytes as LibTorch reads them, without copying them into a
-/// stream first (weights are most of them).
-class BufferReader final : public caffe2::serialize::ReadAdapterInterface {
-public:
-  explicit BufferReader(llvm::StringRef bytes) : bytes(bytes) {}
-  size_t size() const override { return bytes.size(); }
-  size_t read(uint64_t pos, void *buf, size_t n,
-              const char * /*what*/ = "") const override {
-    if (pos >= bytes.size())
-      return 0;
-    n = std::min<size_t>(n, bytes.size() - pos);
-    std::memcpy(buf, bytes.data() + pos, n);
-    return n;
-  }
-
-private:
-  llvm::StringRef bytes;
-};
-} // namespace
-
 /// The zip records a TorchScript archive has: `<root>/constants.pkl`,
 /// `<root>/data.pkl` and `<root>/code/...`. torch.save archives have only
 /// data.pkl.
@@ -130,10 +109,15 @@ static void checkArchive(llvm::StringRef bytes, llvm::StringRef name) {
 
 std::optional<torch::jit::Module>
 mlir::memopt::detail::loadSharedSource(llvm::StringRef bytes,
-                                       llvm::StringRef name) {
+                                       llvm::StringRef name,
+                                       std::shared_ptr<void> bytesOwner) {
   checkArchive(bytes, name);
   try {
     LoaderCrashGuard guard(name);
+    if (bytesOwner)
+      if (std::optional<torch::jit::Module> module =
+              loadWithWeightsInPlace(bytes, std::move(bytesOwner)))
+        return module;
     return torch::jit::load(std::make_shared<BufferReader>(bytes));
   } catch (const std::exception &) {
     return std::nullopt; // loadTorchScriptArchive says why, or maps to CPU

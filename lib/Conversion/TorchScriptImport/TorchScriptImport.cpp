@@ -174,10 +174,13 @@ importMethods(llvm::function_ref<torch::jit::Module()> load,
   return module;
 }
 
-OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
-    llvm::StringRef bytes, llvm::StringRef sourcePath,
-    const ImportOptions &options, MLIRContext *context,
-    std::shared_ptr<TorchScriptSource> *source) {
+/// importTorchScriptBuffer; with `bytesOwner` (see loadSharedSource), the
+/// shared source's weights stay in `bytes`.
+static OwningOpRef<ModuleOp>
+importArchive(llvm::StringRef bytes, std::shared_ptr<void> bytesOwner,
+              llvm::StringRef sourcePath, const ImportOptions &options,
+              MLIRContext *context,
+              std::shared_ptr<TorchScriptSource> *source) {
   context->loadDialect<MemoptDialect, func::FuncDialect>();
   Location unknown = UnknownLoc::get(context);
   if (failed(checkOptions(options, context)))
@@ -202,7 +205,7 @@ OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
     std::optional<torch::jit::Module> shared;
     std::vector<std::pair<at::Tensor, int64_t>> parameterVersions;
     if (source)
-      shared = loadSharedSource(bytes, name);
+      shared = loadSharedSource(bytes, name, std::move(bytesOwner));
     if (shared)
       for (const at::Tensor &parameter : shared->parameters())
         parameterVersions.emplace_back(parameter, parameter._version());
@@ -264,16 +267,26 @@ OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
   return nullptr;
 }
 
+OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
+    llvm::StringRef bytes, llvm::StringRef sourcePath,
+    const ImportOptions &options, MLIRContext *context,
+    std::shared_ptr<TorchScriptSource> *source) {
+  return importArchive(bytes, /*bytesOwner=*/nullptr, sourcePath, options,
+                       context, source);
+}
+
 OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptFile(
     llvm::StringRef path, const ImportOptions &options, MLIRContext *context,
     std::shared_ptr<TorchScriptSource> *source) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  // Mapped copy-on-write (read into memory when small): the shared source's
+  // tensors may point into it and be written without touching the file.
+  auto buffer = llvm::WritableMemoryBuffer::getFile(path);
   if (!buffer) {
     emitError(UnknownLoc::get(context))
         << "cannot open '" << path << "': " << buffer.getError().message();
     return nullptr;
   }
-  return importTorchScriptBuffer((*buffer)->getBuffer(), path, options, context,
-                                 source);
+  std::shared_ptr<llvm::WritableMemoryBuffer> owner = std::move(*buffer);
+  llvm::StringRef bytes(owner->getBufferStart(), owner->getBufferSize());
+  return importArchive(bytes, owner, path, options, context, source);
 }
