@@ -34,12 +34,13 @@ struct StrippedArchive {
   std::unordered_map<uint64_t, llvm::StringRef> weightsAt;
 };
 
-/// Reads `archive` as BufferReader does and notes, for each one-byte read
-/// of a stand-in byte, the buffer LibTorch read it into.
+/// Reads the stripped archive (which it owns: LibTorch may keep its reader)
+/// as BufferReader does and notes, for each one-byte read of a stand-in
+/// byte, the buffer LibTorch read it into.
 class RecordingReader final : public caffe2::serialize::ReadAdapterInterface {
 public:
-  explicit RecordingReader(const StrippedArchive &stripped)
-      : stripped(stripped), reader(stripped.archive) {}
+  explicit RecordingReader(StrippedArchive archive)
+      : stripped(std::move(archive)), reader(stripped.archive) {}
   size_t size() const override { return reader.size(); }
   size_t read(uint64_t pos, void *buf, size_t n,
               const char *what = "") const override {
@@ -61,9 +62,11 @@ public:
     return found->second;
   }
 
+  size_t standIns() const { return stripped.weightsAt.size(); }
+
 private:
-  const StrippedArchive &stripped;
-  BufferReader reader;
+  const StrippedArchive stripped;
+  BufferReader reader; // reads `stripped.archive`: declared after it
   mutable std::mutex mutex;
   mutable std::unordered_map<const void *, llvm::StringRef> readInto;
 };
@@ -135,7 +138,8 @@ static void collectStorages(const c10::IValue &value,
     if (tensor.defined() && tensor.has_storage())
       storages.push_back(tensor.storage());
   } else if (value.isObject()) {
-    for (const c10::IValue &slot : value.toObject()->slots())
+    c10::intrusive_ptr<c10::ivalue::Object> object = value.toObject();
+    for (const c10::IValue &slot : object->slots())
       collectStorages(slot, storages, seen);
   } else if (value.isList()) {
     for (const c10::IValue &element : value.toList())
@@ -157,7 +161,7 @@ mlir::memopt::detail::loadWithWeightsInPlace(llvm::StringRef bytes,
   std::optional<StrippedArchive> stripped = stripWeights(bytes);
   if (!stripped || stripped->weightsAt.empty())
     return std::nullopt;
-  auto reader = std::make_shared<RecordingReader>(*stripped);
+  auto reader = std::make_shared<RecordingReader>(std::move(*stripped));
   std::optional<torch::jit::Module> module;
   try {
     module = torch::jit::load(reader, c10::Device(c10::kCPU));
@@ -184,7 +188,7 @@ mlir::memopt::detail::loadWithWeightsInPlace(llvm::StringRef bytes,
       return std::nullopt;
     moves.emplace_back(storage.unsafeGetStorageImpl(), *record);
   }
-  if (moves.size() != stripped->weightsAt.size())
+  if (moves.size() != reader->standIns())
     return std::nullopt; // a stand-in no storage of the state holds
   for (auto &[storage, weights] : moves)
     pointAt(*storage, weights, owner);
