@@ -81,6 +81,13 @@ TEST(WeightsInPlace, StoragesPointIntoTheArchive) {
   std::optional<torch::jit::Module> loaded =
       loadWithWeightsInPlace(bytes, buffer);
   ASSERT_TRUE(loaded);
+  // Copies that differ (a file changed between its two reads) load as before.
+  std::shared_ptr<llvm::WritableMemoryBuffer> other =
+      llvm::WritableMemoryBuffer::getNewUninitMemBuffer(
+          archive.size(), "other.pt", llvm::Align(64));
+  std::memcpy(other->getBufferStart(), archive.data(), archive.size());
+  std::memset(other->getBufferStart() + archive.size() / 2, 0x5A, 64);
+  EXPECT_FALSE(loadWithWeightsInPlace(bytes, other));
   std::istringstream in(archive);
   expectStateOf(*loaded, torch::jit::load(in), bytes);
   // The storages keep the bytes alive.
@@ -104,16 +111,23 @@ TEST(WeightsInPlace, ForwardsThatWriteStateLeaveTheFile) {
     std::ofstream file(path.c_str(), std::ios::binary);
     file << archive;
   }
+  // As memopt-compile reads it: a read-only mapping for the import, a
+  // copy-on-write one for the weights.
+  auto readOnly = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
   auto mapped = llvm::WritableMemoryBuffer::getFile(path);
-  ASSERT_TRUE(mapped);
-  std::shared_ptr<llvm::WritableMemoryBuffer> owner = std::move(*mapped);
-  llvm::StringRef bytes(owner->getBufferStart(), owner->getBufferSize());
+  ASSERT_TRUE(readOnly && mapped);
+  std::shared_ptr<llvm::WritableMemoryBuffer> weights = std::move(*mapped);
+  llvm::StringRef bytes = (*readOnly)->getBuffer();
+  llvm::StringRef copy(weights->getBufferStart(), weights->getBufferSize());
   std::optional<torch::jit::Module> loaded =
-      loadWithWeightsInPlace(bytes, owner);
+      loadWithWeightsInPlace(bytes, weights);
   ASSERT_TRUE(loaded);
+  EXPECT_TRUE(inside(loaded->attr("w").toTensor(), copy));
   at::Tensor before = loaded->attr("w").toTensor().clone();
   loaded->forward({at::rand({3, 64})});
   EXPECT_TRUE(at::equal(loaded->attr("w").toTensor(), before * 0.5));
+  EXPECT_EQ(bytes, archive);
   auto onDisk = llvm::MemoryBuffer::getFile(path);
   ASSERT_TRUE(onDisk);
   EXPECT_EQ((*onDisk)->getBuffer(), archive);

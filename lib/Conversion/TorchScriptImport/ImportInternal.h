@@ -19,6 +19,8 @@
 #include "memopt/Conversion/FatalSignalGuard.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Location.h"
@@ -104,23 +106,24 @@ torch::jit::Module loadTorchScriptArchive(llvm::StringRef bytes,
 
 /// The archive loaded as torch.jit.load loads it (tensors on the device they
 /// were saved from), or std::nullopt when that fails; throws ImportError for
-/// what loadTorchScriptArchive rejects before loading. With `bytesOwner`,
-/// the weights stay in `bytes` where they can (loadWithWeightsInPlace).
+/// what loadTorchScriptArchive rejects before loading. With `weights`, a
+/// private copy of the same bytes, the weights stay in it where they can
+/// (loadWithWeightsInPlace).
 std::optional<torch::jit::Module>
 loadSharedSource(llvm::StringRef bytes, llvm::StringRef name,
-                 std::shared_ptr<void> bytesOwner = nullptr);
+                 std::shared_ptr<llvm::WritableMemoryBuffer> weights = nullptr);
 
-/// The archive loaded onto the CPU with its weights left where they are:
-/// every storage saved in a record of `bytes` points into it, and `owner`
-/// (which keeps `bytes` alive, as private, writable memory: a copy-on-write
-/// mapping of the file) lives as long as any of them (WeightsInPlace.cpp).
-/// std::nullopt where that cannot be done exactly (a record deflated or not
-/// aligned, a class with __setstate__, storages saved elsewhere than on the
-/// CPU, a state that does not pickle back to the archive's data.pkl): load
-/// as loadSharedSource does then. Called by loadSharedSource, after the
-/// archive's checks.
+/// The archive `bytes` loaded onto the CPU with its weights left in
+/// `weights`, a private, writable copy of the same bytes (a copy-on-write
+/// mapping of the file): every storage saved in a record points into it,
+/// and `weights` lives as long as any of them (WeightsInPlace.cpp). `bytes`
+/// itself is never written. std::nullopt where that cannot be done exactly
+/// (a record deflated or not aligned, a class with __setstate__, copies that
+/// differ): load as loadSharedSource does then. Called by loadSharedSource,
+/// after the archive's checks.
 std::optional<torch::jit::Module>
-loadWithWeightsInPlace(llvm::StringRef bytes, std::shared_ptr<void> owner);
+loadWithWeightsInPlace(llvm::StringRef bytes,
+                       std::shared_ptr<llvm::WritableMemoryBuffer> weights);
 
 /// A copy of `module` for the import to run, so that the original stays as
 /// loaded: fresh objects of the same classes; fresh tensors with the same

@@ -107,16 +107,15 @@ static void checkArchive(llvm::StringRef bytes, llvm::StringRef name) {
   checkTorchScriptRecords(bytes, name);
 }
 
-std::optional<torch::jit::Module>
-mlir::memopt::detail::loadSharedSource(llvm::StringRef bytes,
-                                       llvm::StringRef name,
-                                       std::shared_ptr<void> bytesOwner) {
+std::optional<torch::jit::Module> mlir::memopt::detail::loadSharedSource(
+    llvm::StringRef bytes, llvm::StringRef name,
+    std::shared_ptr<llvm::WritableMemoryBuffer> weights) {
   checkArchive(bytes, name);
   try {
     LoaderCrashGuard guard(name);
-    if (bytesOwner)
+    if (weights)
       if (std::optional<torch::jit::Module> module =
-              loadWithWeightsInPlace(bytes, std::move(bytesOwner)))
+              loadWithWeightsInPlace(bytes, std::move(weights)))
         return module;
     return torch::jit::load(std::make_shared<BufferReader>(bytes));
   } catch (const std::exception &) {

@@ -174,13 +174,12 @@ importMethods(llvm::function_ref<torch::jit::Module()> load,
   return module;
 }
 
-/// importTorchScriptBuffer; with `bytesOwner` (see loadSharedSource), the
-/// shared source's weights stay in `bytes`.
-static OwningOpRef<ModuleOp>
-importArchive(llvm::StringRef bytes, std::shared_ptr<void> bytesOwner,
-              llvm::StringRef sourcePath, const ImportOptions &options,
-              MLIRContext *context,
-              std::shared_ptr<TorchScriptSource> *source) {
+/// importTorchScriptBuffer; with `weights` (see loadSharedSource), the
+/// shared source's weights stay in it.
+static OwningOpRef<ModuleOp> importArchive(
+    llvm::StringRef bytes, std::shared_ptr<llvm::WritableMemoryBuffer> weights,
+    llvm::StringRef sourcePath, const ImportOptions &options,
+    MLIRContext *context, std::shared_ptr<TorchScriptSource> *source) {
   context->loadDialect<MemoptDialect, func::FuncDialect>();
   Location unknown = UnknownLoc::get(context);
   if (failed(checkOptions(options, context)))
@@ -205,7 +204,7 @@ importArchive(llvm::StringRef bytes, std::shared_ptr<void> bytesOwner,
     std::optional<torch::jit::Module> shared;
     std::vector<std::pair<at::Tensor, int64_t>> parameterVersions;
     if (source)
-      shared = loadSharedSource(bytes, name, std::move(bytesOwner));
+      shared = loadSharedSource(bytes, name, std::move(weights));
     if (shared)
       for (const at::Tensor &parameter : shared->parameters())
         parameterVersions.emplace_back(parameter, parameter._version());
@@ -271,22 +270,28 @@ OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptBuffer(
     llvm::StringRef bytes, llvm::StringRef sourcePath,
     const ImportOptions &options, MLIRContext *context,
     std::shared_ptr<TorchScriptSource> *source) {
-  return importArchive(bytes, /*bytesOwner=*/nullptr, sourcePath, options,
-                       context, source);
+  return importArchive(bytes, /*weights=*/nullptr, sourcePath, options, context,
+                       source);
 }
 
 OwningOpRef<ModuleOp> mlir::memopt::importTorchScriptFile(
     llvm::StringRef path, const ImportOptions &options, MLIRContext *context,
     std::shared_ptr<TorchScriptSource> *source) {
-  // Mapped copy-on-write (read into memory when small): the shared source's
-  // tensors may point into it and be written without touching the file.
-  auto buffer = llvm::WritableMemoryBuffer::getFile(path);
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
   if (!buffer) {
     emitError(UnknownLoc::get(context))
         << "cannot open '" << path << "': " << buffer.getError().message();
     return nullptr;
   }
-  std::shared_ptr<llvm::WritableMemoryBuffer> owner = std::move(*buffer);
-  llvm::StringRef bytes(owner->getBufferStart(), owner->getBufferSize());
-  return importArchive(bytes, owner, path, options, context, source);
+  // A second, copy-on-write mapping (read into memory when small) that the
+  // shared source's tensors may point into: their writes (a forward that
+  // clips its weights) reach neither the file nor the bytes the import
+  // loads again from.
+  std::shared_ptr<llvm::WritableMemoryBuffer> weights;
+  if (source)
+    if (auto mapped = llvm::WritableMemoryBuffer::getFile(path))
+      weights = std::move(*mapped);
+  return importArchive((*buffer)->getBuffer(), weights, path, options, context,
+                       source);
 }

@@ -2,16 +2,18 @@
 //
 // torch.jit.load copies every weight record into freshly allocated memory:
 // for large models most of the import's time, and twice the weights' memory
-// with the file mapped. memopt-compile maps the file copy-on-write instead
-// and loads an archive whose weight records hold one byte each: LibTorch
-// builds every tensor (sizes, strides, offsets, sharing) on a storage of the
-// right size whose data is the one-byte buffer it read the record into, and
-// each storage is then pointed at its record in the mapping. The reader
-// sees which record LibTorch reads into which buffer, so storages are matched
-// to records by what LibTorch did, not by assuming how it names them. Nothing
-// reads tensor data while loading unless a class defines __setstate__ (those
-// archives load as before). Writes (a forward updating batch-norm
-// statistics) copy the pages they touch; the file is never written.
+// with the file mapped. memopt-compile maps the file a second time,
+// copy-on-write, and loads an archive whose weight records hold one byte
+// each: LibTorch builds every tensor (sizes, strides, offsets, sharing) on a
+// storage of the right size whose data is the one-byte buffer it read the
+// record into, and each storage is then pointed at its record in that
+// mapping. The reader sees which record LibTorch reads into which buffer, so
+// storages are matched to records by what LibTorch did, not by assuming how
+// it names them. Nothing reads tensor data while loading unless a class
+// defines __setstate__ (those archives load as before). Writes (a forward
+// updating batch-norm statistics, or clipping its weights) copy the pages
+// they touch: neither the file nor the first mapping, which the import may
+// load again from, changes.
 //
 //===----------------------------------------------------------------------===//
 #include "ImportInternal.h"
@@ -72,12 +74,11 @@ private:
 };
 } // namespace
 
-/// Whether record data can back a tensor in place: stored, and aligned as
-/// torch.jit.save aligns records (64 bytes), which every dtype's kernels
-/// accept.
+/// Whether record data can back a tensor in place: stored, and not empty.
+/// Its copy must also be aligned as torch.jit.save aligns records (64
+/// bytes), which every dtype's kernels accept.
 static bool usableInPlace(const ZipRecord &record) {
-  return record.method == 0 && record.uncompressedSize > 0 &&
-         reinterpret_cast<uintptr_t>(record.data.data()) % 64 == 0;
+  return record.method == 0 && record.uncompressedSize > 0;
 }
 
 static std::optional<StrippedArchive> stripWeights(llvm::StringRef bytes) {
@@ -155,12 +156,25 @@ static void collectStorages(const c10::IValue &value,
   }
 }
 
-std::optional<torch::jit::Module>
-mlir::memopt::detail::loadWithWeightsInPlace(llvm::StringRef bytes,
-                                             std::shared_ptr<void> owner) {
+std::optional<torch::jit::Module> mlir::memopt::detail::loadWithWeightsInPlace(
+    llvm::StringRef bytes,
+    std::shared_ptr<llvm::WritableMemoryBuffer> weights) {
+  if (!weights || weights->getBufferSize() != bytes.size())
+    return std::nullopt;
   std::optional<StrippedArchive> stripped = stripWeights(bytes);
   if (!stripped || stripped->weightsAt.empty())
     return std::nullopt;
+  // Each record's place in the private copy, which must hold what `bytes`
+  // holds there (the file may have changed between the two reads).
+  for (auto &[at, record] : stripped->weightsAt) {
+    llvm::StringRef copy(weights->getBufferStart() +
+                             (record.data() - bytes.data()),
+                         record.size());
+    if (copy != record || reinterpret_cast<uintptr_t>(copy.data()) % 64 != 0)
+      return std::nullopt;
+    record = copy;
+  }
+  std::shared_ptr<void> owner = std::move(weights);
   auto reader = std::make_shared<RecordingReader>(std::move(*stripped));
   std::optional<torch::jit::Module> module;
   try {
