@@ -300,3 +300,13 @@ mlir::memopt::readZipRecordData(const ZipRecord &record) {
     return std::nullopt;
   return text;
 }
+
+std::optional<std::string>
+mlir::memopt::torchScriptRecordPrefix(const std::vector<ZipRecord> &records) {
+  for (const ZipRecord &record : records) {
+    llvm::StringRef name = record.name;
+    if (name.ends_with("/data.pkl") && name.count('/') == 1)
+      return name.drop_back(llvm::StringRef("data.pkl").size()).str();
+  }
+  return std::nullopt;
+}

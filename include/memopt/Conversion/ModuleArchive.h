@@ -19,7 +19,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 namespace mlir::memopt {
 
@@ -29,15 +28,6 @@ struct ModuleSkeleton {
   torch::jit::Module module;
   std::string archive;
 };
-
-/// A module's state pickled as torch.jit.save pickles it into data.pkl: the
-/// bytes, and the storages in the order they are named (storage i is the
-/// record data/i).
-struct PickledModuleState {
-  std::string bytes;
-  std::vector<at::Tensor> storages;
-};
-PickledModuleState pickleModuleState(const c10::IValue &state);
 
 /// Saves `module`'s skeleton. Throws what torch.jit.save throws.
 ModuleSkeleton saveModuleSkeleton(const torch::jit::Module &module);

@@ -42,6 +42,11 @@ struct ZipRecord {
 std::optional<std::vector<ZipRecord>> readZipRecords(llvm::StringRef bytes,
                                                      std::string &why);
 
+/// The folder a TorchScript archive's records are in, with its slash
+/// ("archive/" for "archive/data.pkl"), or std::nullopt without a data.pkl.
+std::optional<std::string>
+torchScriptRecordPrefix(const std::vector<ZipRecord> &records);
+
 /// What `record` holds, inflated if it is deflated; std::nullopt if it does
 /// not inflate.
 std::optional<std::string> readZipRecordData(const ZipRecord &record);

@@ -79,9 +79,16 @@ protected:
 private:
   llvm::raw_ostream &os;
 };
+/// A module's state pickled as torch.jit.save pickles it into data.pkl: the
+/// bytes, and the storages in the order they are named (storage i is the
+/// record data/i).
+struct PickledModuleState {
+  std::string bytes;
+  std::vector<at::Tensor> storages;
+};
 } // namespace
 
-PickledModuleState mlir::memopt::pickleModuleState(const c10::IValue &state) {
+static PickledModuleState pickleModuleState(const c10::IValue &state) {
   PickledModuleState pickled;
   torch::jit::TypeNameUniquer uniquer;
   std::vector<c10::ClassTypePtr> memoizedTypes;
@@ -101,17 +108,6 @@ PickledModuleState mlir::memopt::pickleModuleState(const c10::IValue &state) {
   return pickled;
 }
 
-/// "archive/" for the record "archive/data.pkl" of a TorchScript archive.
-static std::optional<std::string>
-recordPrefix(const std::vector<ZipRecord> &records) {
-  for (const ZipRecord &record : records) {
-    llvm::StringRef name = record.name;
-    if (name.ends_with("/data.pkl") && name.count('/') == 1)
-      return name.drop_back(llvm::StringRef("data.pkl").size()).str();
-  }
-  return std::nullopt;
-}
-
 bool mlir::memopt::writeArchiveFromSkeleton(const torch::jit::Module &module,
                                             const ModuleSkeleton &skeleton,
                                             llvm::raw_ostream &output,
@@ -121,7 +117,7 @@ bool mlir::memopt::writeArchiveFromSkeleton(const torch::jit::Module &module,
       readZipRecords(skeleton.archive, why);
   if (!records)
     return false;
-  std::optional<std::string> prefix = recordPrefix(*records);
+  std::optional<std::string> prefix = torchScriptRecordPrefix(*records);
   if (!prefix)
     return false;
   const std::string dataPickle = *prefix + "data.pkl";

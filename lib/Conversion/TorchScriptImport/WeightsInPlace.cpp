@@ -86,14 +86,10 @@ static std::optional<StrippedArchive> stripWeights(llvm::StringRef bytes) {
   std::optional<std::vector<ZipRecord>> records = readZipRecords(bytes, why);
   if (!records)
     return std::nullopt;
-  std::string prefix;
-  for (const ZipRecord &record : *records) {
-    llvm::StringRef name = record.name;
-    if (name.ends_with("/data.pkl") && name.count('/') == 1)
-      prefix = name.drop_back(llvm::StringRef("data.pkl").size()).str();
-  }
-  if (prefix.empty())
+  std::optional<std::string> folder = torchScriptRecordPrefix(*records);
+  if (!folder)
     return std::nullopt;
+  const std::string &prefix = *folder;
   StrippedArchive stripped;
   llvm::raw_string_ostream os(stripped.archive);
   ZipWriter writer(os);
