@@ -14,9 +14,11 @@
 #include "memopt/Conversion/ScalarTypes.h"
 #include "memopt/Conversion/SingleOpGraph.h"
 #include "memopt/Conversion/TorchScriptSource.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptAttrs.h"
 #include "memopt/Dialect/MemoptTypes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <c10/core/GradMode.h>
@@ -267,6 +269,23 @@ std::optional<int64_t> mlir::memopt::getStaticInt(Value value) {
   return staticIntOf(value, 0);
 }
 
+std::optional<double> mlir::memopt::getStaticFloat(Value value) {
+  auto read = value.getDefiningOp<GetAttrOp>();
+  if (!read || !value.getType().isF64())
+    return std::nullopt;
+  if (auto func = read->getParentOfType<func::FuncOp>())
+    if (auto assumes = func->getAttrOfType<DictionaryAttr>(kAssumesAttrName))
+      if (auto assumed =
+              dyn_cast_or_null<FloatAttr>(assumes.get(read.getPath())))
+        return assumed.getValueAsDouble();
+  std::optional<c10::IValue> attribute =
+      integerSource ? readAttribute(integerSource->module, read.getPath())
+                    : std::nullopt;
+  if (attribute && attribute->isDouble())
+    return attribute->toDouble();
+  return std::nullopt;
+}
+
 static bool isMakeableTensor(Value value, bool floatingOnly) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type || !type.hasStaticShape())
@@ -307,7 +326,8 @@ getUnpackedConstantInts(Value value) {
 }
 
 bool mlir::memopt::canMakeOperand(Value operand, bool floatingOnly) {
-  if (getStaticInt(operand) || isMakeableTensor(operand, floatingOnly) ||
+  if (getStaticInt(operand) || getStaticFloat(operand) ||
+      isMakeableTensor(operand, floatingOnly) ||
       getUnpackedConstantInts(operand))
     return true;
   auto list = dyn_cast<ListType>(operand.getType());
@@ -380,9 +400,12 @@ void mlir::memopt::describeLayout(Value value, llvm::raw_ostream &os) {
   }
 }
 
-/// Integers computed from static shapes, and lists of them (or constant).
-static c10::IValue makeInts(Value value) {
+/// Integers computed from static shapes, and lists of them (or constant);
+/// a float module attribute.
+static c10::IValue makeScalars(Value value) {
   if (std::optional<int64_t> constant = getStaticInt(value))
+    return *constant;
+  if (std::optional<double> constant = getStaticFloat(value))
     return *constant;
   c10::List<int64_t> ints;
   if (std::optional<SmallVector<int64_t>> constant =
@@ -421,7 +444,7 @@ static at::Tensor makeView(Value value) {
         return {};
       stack.push_back(makeContiguous(input));
     } else {
-      stack.push_back(makeInts(input));
+      stack.push_back(makeScalars(input));
     }
   }
   try {
@@ -512,7 +535,7 @@ runOnce(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
   };
   for (Value input : inputs) {
     if (!isa<TensorType>(input.getType()) && !isa<ListType>(input.getType())) {
-      values.push_back(makeInts(input));
+      values.push_back(makeScalars(input));
       continue;
     }
     if (isa<TensorType>(input.getType())) {
@@ -522,7 +545,7 @@ runOnce(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
     }
     auto list = cast<ListType>(input.getType());
     if (!isa<TensorType>(list.getElementType())) {
-      values.push_back(makeInts(input));
+      values.push_back(makeScalars(input));
       continue;
     }
     c10::List<at::Tensor> tensors;

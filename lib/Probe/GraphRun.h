@@ -48,6 +48,11 @@ struct GraphRunMarks {
 /// on such values and constants (`h.size(1) // 2`).
 std::optional<int64_t> getStaticInt(Value value);
 
+/// The value of a float module attribute the IR reads: the one the function
+/// assumes (memopt.assumes: dropout's `p`, recorded by the import), else the
+/// model's (inside a ModuleIntegersScope).
+std::optional<double> getStaticFloat(Value value);
+
 struct TorchScriptSource;
 
 /// While alive, an integer module attribute the IR reads (`memopt.get_attr`)

@@ -6,12 +6,16 @@
 // make (an FFT's, einsum's permuted copies, cumsum's flipped gradients).
 // Such an operator is a fixed computation at static shapes, so it is run
 // once alone, as the exporter writes it, and priced from what it kept and
-// allocated, as kept control flow is (GraphRun.h).
+// allocated, as kept control flow is (GraphRun.h). So is an operator the
+// catalog marks `Measured`: the table knows it, but which of its kernels
+// runs (CPU attention: flash, with per-thread buffers, or the math
+// decomposition) depends on the PyTorch, the arguments and the threads.
 //
 //===----------------------------------------------------------------------===//
 #include "UnknownOperatorProbe.h"
 #include "ProbeSupport.h"
 
+#include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/SavedTensorTable.h"
 #include "memopt/Conversion/SingleOpGraph.h"
 #include "memopt/Probe/KernelProbe.h"
@@ -49,14 +53,16 @@ static bool writesNoOperand(StringRef name, StringRef overload) {
 
 /// Whether `op` is a candidate: an operator without a table row, ATen's or
 /// a loaded library's (torchvision's, a C++ extension's: --load-library),
-/// that writes none of its operands, some operand of which will require grad,
-/// every operand one the probe can make.
+/// or one whose catalog row says its kernels are measured (the table's row
+/// cannot say which kernel runs), that writes none of its operands, some
+/// operand of which will require grad, every operand one the probe can make.
 static bool isCandidate(TorchOp op, const DenseSet<Value> &grads) {
   StringRef name = op.getName();
   StringRef space = name.split("::").first;
+  bool measured = lookupOperator(name).workspace == WorkspaceRule::Measured;
   if (space == name || space == "prim" || space == "memopt" ||
       name.ends_with("_") || op.getScript() ||
-      SavedTensorTable::get().knows(name) ||
+      (SavedTensorTable::get().knows(name) && !measured) ||
       !writesNoOperand(name, op.getOverload().value_or("")) ||
       llvm::none_of(op->getResultTypes(),
                     [](Type type) { return isa<TensorType>(type); }))
@@ -85,6 +91,8 @@ static std::string getCallKey(TorchOp op, const DenseSet<Value> &grads) {
     os << ' ' << value.getType() << (grads.contains(value) ? "g" : "");
     describeLayout(value, os);
     if (std::optional<int64_t> constant = getStaticInt(value))
+      os << '=' << *constant;
+    else if (std::optional<double> constant = getStaticFloat(value))
       os << '=' << *constant;
   };
   for (Value operand : op->getOperands()) {

@@ -11,7 +11,8 @@ namespace mlir::memopt {
 enum class UnknownOperatorProbe { NotApplicable, Measured, Reused, Skipped };
 
 /// For an ATen operator the saved-tensor table has no row for (the memory
-/// model would guess that it saves every operand and result), on
+/// model would guess that it saves every operand and result), or one the
+/// operator catalog marks `WorkspaceRule::Measured`, on
 /// statically shaped floating-point operands of which some will require
 /// grad: runs it alone, forward and backward, on `threads` intra-op threads
 /// and sets its `measured_saves` and `high_water`. `seen` holds the marks

@@ -151,11 +151,39 @@ class HalvesGate(nn.Module):
         return self.outer(h)
 
 
+class FusedAttention(nn.Module):
+    """Causal attention through scaled_dot_product_attention (PyTorch 2.x),
+    dropout `p` a module attribute: on CPU p > 0 runs the math
+    decomposition, p = 0 the flash kernel with its per-thread buffers."""
+
+    def __init__(self, p: float, dim: int = 128, heads: int = 4):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.heads = heads
+        self.p = p
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape[0], x.shape[1], x.shape[2]
+        q, k, v = self.qkv(x).split(c, dim=2)
+        h = self.heads
+        q = q.view(b, t, h, c // h).transpose(1, 2)
+        k = k.view(b, t, h, c // h).transpose(1, 2)
+        v = v.view(b, t, h, c // h).transpose(1, 2)
+        y = F.scaled_dot_product_attention(
+            q, k, v, dropout_p=self.p if self.training else 0.0,
+            is_causal=True)
+        return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+
+
 MODELS = {
     "gated_mlp": (GatedMLP, [("x", (128, 256))]),
     "halves_gate": (HalvesGate, [("x", (128, 256))]),
     "tied_lm": (TiedLM, [("idx", (2, 64), "tokens:512")]),
     "head_attention": (HeadAttention, [("x", (2, 64, 128))]),
+    "fused_attention": (lambda: FusedAttention(0.1), [("x", (2, 64, 128))]),
+    "fused_attention_no_dropout": (lambda: FusedAttention(0.0),
+                                   [("x", (2, 64, 128))]),
     "dict_segmenter": (DictSegmenter, [("x", (2, 3, 48, 48))]),
 }
 

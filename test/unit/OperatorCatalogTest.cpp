@@ -91,6 +91,11 @@ TEST(OperatorCatalog, ColumnsAgree) {
         info.simulator == SimulatorRule::IdentityDropout) {
       EXPECT_NE(info.name.find("dropout"), llvm::StringRef::npos) << name;
     }
+    if (info.workspace == WorkspaceRule::Measured) {
+      // Run alone by the kernel probe: a computation, not a view.
+      EXPECT_NE(info.cost, CostClass::View) << name;
+      EXPECT_NE(info.flops, FlopRule::None) << name;
+    }
     if (info.savedRow == SavedRowKey::DropoutAt4) {
       EXPECT_EQ(info.flops, FlopRule::Attention) << name;
     }

@@ -80,6 +80,10 @@ enum class WorkspaceRule : uint8_t {
   LayerNorm,          // copies a non-contiguous input
   Recurrent,          // measured only (the kernel probe); the backward's
                       // gradient mask: input (arg 0), parameters (arg 2)
+  Measured,           // run alone by the kernel probe, as an operator the
+                      // table lacks is: which kernel runs and the buffers
+                      // it makes depend on the build, the arguments and the
+                      // threads (CPU attention: flash or math)
 };
 
 /// The simulator's rule for what an op does to storages.
