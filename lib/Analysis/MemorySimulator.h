@@ -138,6 +138,10 @@ private:
   DenseSet<Operation *> gradDeadEnds;
   /// Non-contiguous values that matmul's folding reshape copies.
   DenseSet<Value> foldCopies;
+  /// Non-contiguous values laid out as a dense tensor with permuted dims:
+  /// the dims that permute each back into a contiguous one (a measured
+  /// `dense_order`, followed through transposes and permutes).
+  DenseMap<Value, SmallVector<int64_t, 4>> denseOrders;
   DenseMap<Value, unsigned> gradOf;
   DenseMap<Value, Value> gradAlias;
   DenseMap<Value, Value> latestVersion;

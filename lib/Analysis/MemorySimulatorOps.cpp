@@ -120,6 +120,44 @@ static bool swapsTrailingDims(ArrayRef<int64_t> order) {
          order[rank - 2] == rank - 1 && order[rank - 1] == rank - 2;
 }
 
+/// Whether `order` keeps every dim in place.
+static bool isIdentityOrder(ArrayRef<int64_t> order) {
+  return llvm::equal(order, llvm::seq<int64_t>(0, order.size()));
+}
+
+/// The dims that permute `result` into a contiguous tensor, where known:
+/// measured by the kernel probe (`dense_order`), or a transpose or permute
+/// (`order`, dim i of the result is dim order[i] of its operand) of a value
+/// whose own are known (a contiguous one's: none).
+static std::optional<SmallVector<int64_t, 4>>
+getDenseOrder(TorchOp op, Value result, Value alias,
+              const std::optional<SmallVector<int64_t>> &order,
+              const DenseSet<Value> &nonContiguous,
+              const DenseMap<Value, SmallVector<int64_t, 4>> &denseOrders) {
+  if (result == op->getResult(0))
+    if (std::optional<ArrayRef<int64_t>> measured = op.getDenseOrder())
+      return SmallVector<int64_t, 4>(*measured);
+  if (!order || !alias)
+    return std::nullopt;
+  int64_t rank = order->size();
+  SmallVector<int64_t, 4> from =
+      llvm::to_vector<4>(llvm::seq<int64_t>(0, rank));
+  if (auto known = denseOrders.find(alias); known != denseOrders.end())
+    from = known->second;
+  else if (nonContiguous.contains(alias))
+    return std::nullopt;
+  if (int64_t(from.size()) != rank)
+    return std::nullopt;
+  // result.permute(X) is operand.permute(from) where order[X[j]] = from[j].
+  SmallVector<int64_t, 4> inverse(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    inverse[(*order)[i]] = i;
+  SmallVector<int64_t, 4> dense;
+  for (int64_t dim : from)
+    dense.push_back(inverse[dim]);
+  return dense;
+}
+
 void MemorySimulator::forwardListOperation(TorchOp op) {
   Storages all;
   bool grad = false, strided = false, folds = false;
@@ -300,20 +338,39 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     // Elementwise results keep the strides of their input.
     bool dense = info.layout == LayoutRule::Dense;
     bool batchFirst = isBatchFirstOutput(op, info, result);
-    if (makesNonContiguous(op, info) || batchFirst ||
-        (alias && nonContiguous.contains(alias)) ||
-        (!alias && first && nonContiguous.contains(first) &&
-         result.getType() == first.getType() && !dense))
-      nonContiguous.insert(result);
     std::optional<SmallVector<int64_t>> order = getDimOrder(op, info);
-    if ((order && permutesLeadingDims(*order)) || batchFirst ||
-        (alias && !info.isPermutation() && foldCopies.contains(alias) &&
-         result.getType() == alias.getType()) ||
-        (alias && order && foldCopies.contains(alias) &&
-         swapsTrailingDims(*order)) ||
-        (!alias && first && foldCopies.contains(first) &&
-         result.getType() == first.getType() && !dense &&
-         info.layout != LayoutRule::KeepStrides))
+    // A layout known exactly: contiguous again (a transpose undone), or
+    // dense with its dims permuted (flash attention's output).
+    std::optional<SmallVector<int64_t, 4>> permuted =
+        getDenseOrder(op, result, alias, order, nonContiguous, denseOrders);
+    bool contiguousAgain = permuted && isIdentityOrder(*permuted);
+    // How a measured permuted layout's dims came from the dense ones, as
+    // `order` says for a transpose.
+    std::optional<SmallVector<int64_t>> measuredOrder;
+    if (permuted && !contiguousAgain) {
+      denseOrders[result] = *permuted;
+      if (!order) {
+        measuredOrder.emplace(permuted->size());
+        for (auto [i, dim] : llvm::enumerate(*permuted))
+          (*measuredOrder)[dim] = i;
+      }
+    }
+    if (!contiguousAgain &&
+        (makesNonContiguous(op, info) || batchFirst || permuted ||
+         (alias && nonContiguous.contains(alias)) ||
+         (!alias && first && nonContiguous.contains(first) &&
+          result.getType() == first.getType() && !dense)))
+      nonContiguous.insert(result);
+    if (!contiguousAgain &&
+        ((order && permutesLeadingDims(*order)) || batchFirst ||
+         (measuredOrder && permutesLeadingDims(*measuredOrder)) ||
+         (alias && !info.isPermutation() && foldCopies.contains(alias) &&
+          result.getType() == alias.getType()) ||
+         (alias && order && foldCopies.contains(alias) &&
+          swapsTrailingDims(*order)) ||
+         (!alias && first && foldCopies.contains(first) &&
+          result.getType() == first.getType() && !dense &&
+          info.layout != LayoutRule::KeepStrides)))
       foldCopies.insert(result);
     if (record_ && isDifferentiableTensorLike(result.getType()))
       gradValues.insert(result);

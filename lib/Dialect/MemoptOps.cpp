@@ -129,6 +129,17 @@ LogicalResult TorchOp::verify() {
                << index << " is not a 4-d or 5-d ranked tensor operand";
     }
   }
+  if (auto order = getDenseOrder()) {
+    auto tensor = getNumResults()
+                      ? dyn_cast<RankedTensorType>(getResult(0).getType())
+                      : RankedTensorType();
+    SmallVector<int64_t> sorted(order->begin(), order->end());
+    llvm::sort(sorted);
+    if (!tensor || int64_t(sorted.size()) != tensor.getRank() ||
+        !llvm::equal(sorted, llvm::seq<int64_t>(0, tensor.getRank())))
+      return emitOpError("dense_order must be a permutation of the dims of "
+                         "its first result, a ranked tensor");
+  }
   if (MeasuredSavesAttr saves = getMeasuredSavesAttr()) {
     for (int64_t index : saves.getOperands())
       if (index >= getNumOperands())

@@ -38,6 +38,27 @@ void GraphRunMarks::takeMost(const GraphRunMarks &other) {
   forward = std::max(forward, other.forward);
   backward = std::max(backward, other.backward);
   backwardHeld = std::max(backwardHeld, other.backwardHeld);
+  if (denseOrder != other.denseOrder)
+    denseOrder.clear();
+}
+
+/// The dims that permute `tensor` into a contiguous one: none when it is
+/// contiguous, else size-1 dims first, then by decreasing stride; empty
+/// when no order does.
+static SmallVector<int64_t, 4> getDenseOrder(const at::Tensor &tensor) {
+  SmallVector<int64_t, 4> order =
+      llvm::to_vector<4>(llvm::seq<int64_t>(0, tensor.dim()));
+  if (tensor.is_contiguous())
+    return order;
+  auto key = [&](int64_t dim) {
+    return std::make_pair(tensor.size(dim) != 1, -tensor.stride(dim));
+  };
+  llvm::stable_sort(order,
+                    [&](int64_t a, int64_t b) { return key(a) < key(b); });
+  std::vector<int64_t> dims(order.begin(), order.end());
+  if (!tensor.permute(dims).is_contiguous())
+    return {};
+  return order;
 }
 
 /// The model whose integer attributes getStaticInt reads (ModuleIntegersScope).
@@ -612,6 +633,9 @@ runOnce(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
       resultBytes += result.storage().nbytes();
   }
   marks.bytes = std::max<int64_t>(getLiveBytes() - before - resultBytes, 0);
+  if (opAlone && !stack.empty() && stack[0].isTensor() &&
+      stack[0].toTensor().defined())
+    marks.denseOrder = getDenseOrder(stack[0].toTensor());
   // The results autograd saved: it keeps an output as another tensor of
   // the same storage (SavedVariable's tensor_data), which nothing on the
   // stack accounts for.
@@ -737,4 +761,6 @@ void mlir::memopt::setGraphRunMarks(TorchOp op, const GraphRunMarks &marks) {
       op.getContext(), marks.forward,
       {-1, marks.backward, marks.backward, marks.backward},
       std::max(marks.backwardHeld, marks.backward)));
+  if (!marks.denseOrder.empty())
+    op.setDenseOrder(marks.denseOrder);
 }

@@ -37,6 +37,9 @@ struct GraphRunMarks {
   int64_t forward = 0;
   int64_t backward = 0;
   int64_t backwardHeld = 0;
+  /// Of an op run alone: the dims that permute its first result into a
+  /// contiguous tensor (TorchOp's `dense_order`); empty when unknown.
+  SmallVector<int64_t, 4> denseOrder;
 
   /// The most of each mark of this run and `other`.
   void takeMost(const GraphRunMarks &other);

@@ -386,3 +386,19 @@ func.func @measured_saves_order(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {measured_saves = #memopt.saves<bytes = 0, results = [0], operands = [0]>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @dense_order_not_a_permutation(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{dense_order must be a permutation of the dims of its first result, a ranked tensor}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {dense_order = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @dense_order_rank(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{dense_order must be a permutation of the dims of its first result, a ranked tensor}}
+  %0 = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {dense_order = array<i64: 0, 1, 2>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

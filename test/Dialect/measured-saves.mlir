@@ -16,3 +16,11 @@ func.func @saves(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %d = memopt.op "aten::logcumsumexp"(%c) [#memopt.arg<0>, 1] {measured_saves = #memopt.saves<bytes = 0, operands = [0], results = [0]>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %d : tensor<2x3xf32>
 }
+
+// The layout the probe measured for the first result round-trips.
+// CHECK-LABEL: func.func @dense_order
+// CHECK: dense_order = array<i64: 0, 2, 1, 3>
+func.func @dense_order(%x: tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  %a = memopt.op "aten::relu"(%x) [#memopt.arg<0>] {dense_order = array<i64: 0, 2, 1, 3>} : (tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return %a : tensor<2x4x8x16xf32>
+}

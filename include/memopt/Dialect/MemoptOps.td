@@ -101,6 +101,14 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     convolution on such an input with channels-last kernels, whose
     transient buffers differ (a depthwise 7x7 backward: four times the
     contiguous one's); the kernel probe runs it the same way.
+
+    `dense_order` (set by the kernel probe on an op it runs alone) says how
+    the op's first result is laid out: permuted by these dims it is
+    contiguous (`[0, 1, 2, 3]`: contiguous; `[0, 2, 1, 3]`: a dense
+    (B, T, H, D) tensor returned as (B, H, T, D), as CPU flash attention
+    returns its output). The memory model follows it through transposes
+    and permutes, so that `y.transpose(1, 2).contiguous()` costs no copy
+    where the transpose makes it dense again.
   }];
   let arguments = (ins
     StrAttr:$name,
@@ -116,6 +124,7 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     OptionalAttr<Memopt_BackwardKernelAttr>:$backward,
     OptionalAttr<Memopt_KernelHighWaterAttr>:$high_water,
     OptionalAttr<DenseI64ArrayAttr>:$channels_last,
+    OptionalAttr<DenseI64ArrayAttr>:$dense_order,
     OptionalAttr<Memopt_MeasuredSavesAttr>:$measured_saves,
     OptionalAttr<StrAttr>:$script);
   let results = (outs Variadic<AnyType>:$results);
