@@ -166,7 +166,10 @@ def trainable_bytes(pt: pathlib.Path) -> int:
 
 
 def run_model(name: str, entry: str, kwargs: dict, workdir: pathlib.Path,
-              worker_timeout: float = 1800):
+              worker_timeout: float = 1800, grad_buffers: str = "auto"):
+    """`grad_buffers`: "auto" (this PyTorch's zero_grad default), "resident"
+    (.grad zeroed in place) or "allocated" (set to None), for the compile
+    (--grad-buffers) and the measured steps alike."""
     row = {"model": name}
     pt = workdir / (
         "".join(c if c.isalnum() else "_" for c in name) + ".pt")
@@ -180,8 +183,9 @@ def run_model(name: str, entry: str, kwargs: dict, workdir: pathlib.Path,
     for prefer in PREFERENCES:
         out = pt.with_suffix(f".{prefer}.pt")
         try:
-            report = measure.compile_model(pt, out, shapes,
-                                           ["--prefer", prefer])
+            report = measure.compile_model(
+                pt, out, shapes,
+                ["--prefer", prefer, "--grad-buffers", grad_buffers])
         except measure.CompileError as e:
             row["compile_error"] = first_line(e.stderr)
             return row
@@ -210,7 +214,8 @@ def run_model(name: str, entry: str, kwargs: dict, workdir: pathlib.Path,
     spec = {"zoo": entry, "kwargs": kwargs, "threads": 1,
             "steps": 10 if interleave else 4, "warmup": 2, "eager": True,
             "compiled": compiled, "compare": True, "compare_steps": 2,
-            "interleave": interleave}
+            "interleave": interleave,
+            "grad_buffers": grad_buffers}
     try:
         result = measure.run_worker(spec, timeout=worker_timeout)
     except Exception as e:
@@ -360,6 +365,12 @@ def main() -> int:
                         "each model, so an interrupted run keeps them)")
     parser.add_argument("--from-json", help="only print the table and "
                         "summary of rows an earlier run wrote")
+    parser.add_argument("--grad-buffers", default="auto",
+                        choices=("auto", "resident", "allocated"),
+                        help="compile and measure with .grad zeroed in place "
+                        "(resident: zero_grad(set_to_none=False)) or set to "
+                        "None (allocated in the step); auto: this PyTorch's "
+                        "zero_grad default")
     parser.add_argument("--worker-timeout", type=float, default=1800,
                         help="seconds one model's training measurement may "
                         "take (regnet_y_128gf needs more than the default "
@@ -397,7 +408,7 @@ def main() -> int:
         for name, entry, kwargs in runs:
             t0 = time.perf_counter()
             rows.append(run_model(name, entry, kwargs, pathlib.Path(tmp),
-                                  args.worker_timeout))
+                                  args.worker_timeout, args.grad_buffers))
             print(f"{name}: {time.perf_counter() - t0:.0f} s",
                   file=sys.stderr, flush=True)
             if args.json:
@@ -409,7 +420,8 @@ def main() -> int:
               if args.dense else
               f"x:{args.batch}x3x{args.image}x{args.image}")
     print(f"torchvision {torchvision.__version__}, PyTorch {torch.__version__}, "
-          f"{shapes}, {time.perf_counter() - started:.0f} s\n")
+          f"{shapes}, .grad {args.grad_buffers}, "
+          f"{time.perf_counter() - started:.0f} s\n")
     print(markdown(rows))
     print()
     print(summary(rows))
