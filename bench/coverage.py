@@ -321,9 +321,18 @@ def summary(rows) -> str:
                 for r in ran if r["memory"]["compile_s"] > 1.0]
         # Rows of runs before the bound was recorded say nothing.
         if any(r.get("grads_in_step") for r in ran):
+            # What a plan can act on: the peak above the gradients' bytes.
+            above = [(r["eager"]["peak"] - r["trainable_bytes"]) /
+                     (r["memory"]["peak"] - r["trainable_bytes"])
+                     for r in ran if r.get("grads_in_step") and
+                     r["memory"]["peak"] > r["trainable_bytes"]]
             gradient_line = (f"- .grad allocated in the step, and the "
                              f"weights' gradients alone put 2x out of reach: "
-                             f"{', '.join(bounded) or 'none'}")
+                             f"{', '.join(bounded) or 'none'}" +
+                             (f"; above the gradients' bytes, median "
+                              f"reduction {statistics.median(above):.2f}x "
+                              f"(min {min(above):.2f}x, max "
+                              f"{max(above):.2f}x)" if above else ""))
         elif all(r.get("grads_in_step") is False for r in ran):
             gradient_line = "- .grad zeroed in place (resident): no gradient bound"
         else:
