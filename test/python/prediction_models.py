@@ -18,6 +18,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from memopt.zoo_families import split_heads
+
 
 class TiedLM(nn.Module):
     """Token embedding, two MLP layers, an LM head tied to the embedding:
@@ -50,11 +52,8 @@ class HeadAttention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, t, c = x.shape[0], x.shape[1], x.shape[2]
-        q, k, v = self.qkv(x).split(c, dim=2)
+        q, k, v = split_heads(self.qkv(x), self.heads)
         h = self.heads
-        q = q.view(b, t, h, c // h).transpose(1, 2)
-        k = k.view(b, t, h, c // h).transpose(1, 2)
-        v = v.view(b, t, h, c // h).transpose(1, 2)
         att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(c // h), -1)
         y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
         return self.proj(y)
@@ -165,11 +164,7 @@ class FusedAttention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, t, c = x.shape[0], x.shape[1], x.shape[2]
-        q, k, v = self.qkv(x).split(c, dim=2)
-        h = self.heads
-        q = q.view(b, t, h, c // h).transpose(1, 2)
-        k = k.view(b, t, h, c // h).transpose(1, 2)
-        v = v.view(b, t, h, c // h).transpose(1, 2)
+        q, k, v = split_heads(self.qkv(x), self.heads)
         y = F.scaled_dot_product_attention(
             q, k, v, dropout_p=self.p if self.training else 0.0,
             is_causal=True)
