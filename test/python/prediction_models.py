@@ -18,7 +18,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from memopt.zoo_families import split_heads
+from memopt.zoo_families import DecoderBlock, FusedSelfAttention, split_heads
 
 
 class TiedLM(nn.Module):
@@ -179,6 +179,10 @@ MODELS = {
     "fused_attention": (lambda: FusedAttention(0.1), [("x", (2, 64, 128))]),
     "fused_attention_no_dropout": (lambda: FusedAttention(0.0),
                                    [("x", (2, 64, 128))]),
+    # The flash kernel's output, transposed back and made contiguous: no copy.
+    "fused_attention_block": (
+        lambda: DecoderBlock(FusedSelfAttention(128, 4, 64, 0.0), 128, 0.0),
+        [("x", (2, 64, 128))]),
     "dict_segmenter": (DictSegmenter, [("x", (2, 3, 48, 48))]),
 }
 

@@ -11,7 +11,9 @@ plan's prediction; every measurement runs in a fresh process:
   not fold into one, not the operands;
 - scaled_dot_product_attention on CPU runs the math decomposition (dropout)
   or the flash kernel, whose per-thread buffers no table row can know: the
-  kernel probe runs it alone (OperatorCatalog.def: `Measured`);
+  kernel probe runs it alone (OperatorCatalog.def: `Measured`) and records
+  its output's layout, so that the flash output transposed back is
+  contiguous (a decoder block's `.transpose(1, 2).contiguous()`);
 - a checkpoint region that uses a parameter used outside it too returns that
   gradient instead of accumulating it into .grad from inside;
 - a region that updates batch-norm running statistics keeps a copy of them
@@ -79,7 +81,8 @@ FUSED_ATTENTION = pytest.mark.skipif(
 @pytest.mark.parametrize("name", [
     "tied_lm", "head_attention",
     pytest.param("fused_attention", marks=FUSED_ATTENTION),
-    pytest.param("fused_attention_no_dropout", marks=FUSED_ATTENTION)])
+    pytest.param("fused_attention_no_dropout", marks=FUSED_ATTENTION),
+    pytest.param("fused_attention_block", marks=FUSED_ATTENTION)])
 def test_baseline_prediction_is_exact(tmp_path, name):
     _, sig = compile_case(name, tmp_path, "--analyze-only")
     predicted = sig["baseline"]["predicted_peak_bytes"]
