@@ -652,7 +652,7 @@ runOnce(const std::shared_ptr<torch::jit::Graph> &graph, TorchOp op,
     // through autograd's view tracking: not a saved tensor.
     if (result.is_view())
       ++onStack;
-    if (result.storage().use_count() > onStack)
+    if (static_cast<int64_t>(result.storage().use_count()) > onStack)
       marks.results.insert(index);
   }
   // The operands that gained owners besides the results (an operand
