@@ -7,6 +7,7 @@
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Runtime/PackedFormat.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 using namespace mlir;
 using namespace mlir::memopt;
@@ -120,11 +121,6 @@ static bool swapsTrailingDims(ArrayRef<int64_t> order) {
          order[rank - 2] == rank - 1 && order[rank - 1] == rank - 2;
 }
 
-/// Whether `order` keeps every dim in place.
-static bool isIdentityOrder(ArrayRef<int64_t> order) {
-  return llvm::equal(order, llvm::seq<int64_t>(0, order.size()));
-}
-
 /// The dims that permute `result` into a contiguous tensor, where known:
 /// measured by the kernel probe (`dense_order`), or a transpose or permute
 /// (`order`, dim i of the result is dim order[i] of its operand) of a value
@@ -149,9 +145,7 @@ getDenseOrder(TorchOp op, Value result, Value alias,
   if (int64_t(from.size()) != rank)
     return std::nullopt;
   // result.permute(X) is operand.permute(from) where order[X[j]] = from[j].
-  SmallVector<int64_t, 4> inverse(rank);
-  for (int64_t i = 0; i < rank; ++i)
-    inverse[(*order)[i]] = i;
+  SmallVector<int64_t> inverse = invertPermutationVector(*order);
   SmallVector<int64_t, 4> dense;
   for (int64_t dim : from)
     dense.push_back(inverse[dim]);
@@ -343,17 +337,14 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
     // dense with its dims permuted (flash attention's output).
     std::optional<SmallVector<int64_t, 4>> permuted =
         getDenseOrder(op, result, alias, order, nonContiguous, denseOrders);
-    bool contiguousAgain = permuted && isIdentityOrder(*permuted);
+    bool contiguousAgain = permuted && isIdentityPermutation(*permuted);
     // How a measured permuted layout's dims came from the dense ones, as
     // `order` says for a transpose.
     std::optional<SmallVector<int64_t>> measuredOrder;
     if (permuted && !contiguousAgain) {
       denseOrders[result] = *permuted;
-      if (!order) {
-        measuredOrder.emplace(permuted->size());
-        for (auto [i, dim] : llvm::enumerate(*permuted))
-          (*measuredOrder)[dim] = i;
-      }
+      if (!order)
+        measuredOrder = invertPermutationVector(*permuted);
     }
     if (!contiguousAgain &&
         (makesNonContiguous(op, info) || batchFirst || permuted ||

@@ -4,9 +4,7 @@
 #include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/SavedTensorTable.h"
 #include "memopt/Analysis/TensorBytes.h"
-#include "memopt/Dialect/MemoptAttrNames.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -288,11 +286,7 @@ static Attribute getConstantArg(TorchOp op, Attribute arg) {
   if (!ref)
     return arg;
   auto read = op->getOperand(ref.getIndex()).getDefiningOp<GetAttrOp>();
-  auto func = op->getParentOfType<func::FuncOp>();
-  if (!read || !func)
-    return {};
-  auto assumes = func->getAttrOfType<DictionaryAttr>(kAssumesAttrName);
-  return assumes ? assumes.get(read.getPath()) : Attribute();
+  return read ? read.getAssumedValue() : Attribute();
 }
 
 /// The table's name for the op's row: attention with a dropout_p that may

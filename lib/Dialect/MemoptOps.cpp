@@ -1,6 +1,8 @@
 //===- MemoptOps.cpp - memopt graph, compression and offload ops ----------===//
 #include "memopt/Dialect/MemoptOps.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -39,6 +41,13 @@ static LogicalResult verifyModulePath(Operation *op, StringRef path) {
 LogicalResult ParamOp::verify() { return verifyModulePath(*this, getPath()); }
 LogicalResult BufferOp::verify() { return verifyModulePath(*this, getPath()); }
 LogicalResult GetAttrOp::verify() { return verifyModulePath(*this, getPath()); }
+
+Attribute GetAttrOp::getAssumedValue() {
+  auto func = (*this)->getParentOfType<func::FuncOp>();
+  auto assumes =
+      func ? func->getAttrOfType<DictionaryAttr>(kAssumesAttrName) : nullptr;
+  return assumes ? assumes.get(getPath()) : Attribute();
+}
 LogicalResult SetAttrOp::verify() { return verifyModulePath(*this, getPath()); }
 
 //===----------------------------------------------------------------------===//

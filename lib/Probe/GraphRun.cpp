@@ -14,11 +14,9 @@
 #include "memopt/Conversion/ScalarTypes.h"
 #include "memopt/Conversion/SingleOpGraph.h"
 #include "memopt/Conversion/TorchScriptSource.h"
-#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptAttrs.h"
 #include "memopt/Dialect/MemoptTypes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <c10/core/GradMode.h>
@@ -294,11 +292,8 @@ std::optional<double> mlir::memopt::getStaticFloat(Value value) {
   auto read = value.getDefiningOp<GetAttrOp>();
   if (!read || !value.getType().isF64())
     return std::nullopt;
-  if (auto func = read->getParentOfType<func::FuncOp>())
-    if (auto assumes = func->getAttrOfType<DictionaryAttr>(kAssumesAttrName))
-      if (auto assumed =
-              dyn_cast_or_null<FloatAttr>(assumes.get(read.getPath())))
-        return assumed.getValueAsDouble();
+  if (auto assumed = dyn_cast_or_null<FloatAttr>(read.getAssumedValue()))
+    return assumed.getValueAsDouble();
   std::optional<c10::IValue> attribute =
       integerSource ? readAttribute(integerSource->module, read.getPath())
                     : std::nullopt;

@@ -207,6 +207,12 @@ def Memopt_GetAttrOp : Memopt_Op<"get_attr", [
   let results = (outs AnyType:$result);
   let assemblyFormat = "$path attr-dict `:` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The value the enclosing function assumes this attribute has
+    /// (`memopt.assumes`: the exported module checks it before running),
+    /// or null.
+    Attribute getAssumedValue();
+  }];
 }
 
 def Memopt_SetAttrOp : Memopt_Op<"set_attr", [
