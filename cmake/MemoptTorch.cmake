@@ -42,9 +42,9 @@ if(MEMOPT_BUILD_COMPILER OR MEMOPT_BUILD_TESTS)
 endif()
 
 # memopt_unity_build(target [PREFIX header]): compile the target's sources
-# in batches of 16 (MEMOPT_UNITY_BUILD, on by default): a LibTorch source
-# spends most of its compile time on LibTorch's headers and templates, paid
-# once per batch. The sources of such a target must not define the same
+# in batches of 16 (MEMOPT_UNITY_BUILD, on by default): a LibTorch or MLIR
+# source spends most of its compile time on those headers and templates,
+# paid once per batch. The sources of such a target must not define the same
 # file-local names. PREFIX: a header each batch includes first (LibTorch's
 # headers, before a source's `using namespace mlir` makes them ambiguous).
 function(memopt_unity_build target)

@@ -177,7 +177,8 @@ bool foldConstantListReads(func::FuncOp func) {
 }
 
 struct FunctionalizeListsPass
-    : public memopt::impl::FunctionalizeListsBase<FunctionalizeListsPass> {
+    : public mlir::memopt::impl::FunctionalizeListsBase<
+          FunctionalizeListsPass> {
   void runOnOperation() override {
     SmallVector<TorchOp> candidates;
     getOperation().walk([&](TorchOp op) {

@@ -35,7 +35,7 @@ void inlineCheckpoint(CheckpointOp region, RewriterBase &rewriter) {
 }
 
 struct InlineCheckpointsPass
-    : public memopt::impl::InlineCheckpointsBase<InlineCheckpointsPass> {
+    : public mlir::memopt::impl::InlineCheckpointsBase<InlineCheckpointsPass> {
   using InlineCheckpointsBase::InlineCheckpointsBase;
 
   void runOnOperation() override {

@@ -22,7 +22,7 @@ using namespace mlir::memopt;
 
 namespace {
 struct InsertCheckpointsPass
-    : public memopt::impl::InsertCheckpointsBase<InsertCheckpointsPass> {
+    : public mlir::memopt::impl::InsertCheckpointsBase<InsertCheckpointsPass> {
   using InsertCheckpointsBase::InsertCheckpointsBase;
 
   void runOnOperation() override {

@@ -54,7 +54,7 @@ std::string formatGBps(double gbps) {
 }
 
 struct SchedulePrefetchPass
-    : public memopt::impl::SchedulePrefetchBase<SchedulePrefetchPass> {
+    : public mlir::memopt::impl::SchedulePrefetchBase<SchedulePrefetchPass> {
   using SchedulePrefetchBase::SchedulePrefetchBase;
 
   void runOnOperation() override;

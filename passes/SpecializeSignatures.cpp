@@ -184,7 +184,8 @@ void makeShapeGeneric(func::FuncOp generic) {
 }
 
 struct SpecializeSignaturesPass
-    : public memopt::impl::SpecializeSignaturesBase<SpecializeSignaturesPass> {
+    : public mlir::memopt::impl::SpecializeSignaturesBase<
+          SpecializeSignaturesPass> {
   using SpecializeSignaturesBase::SpecializeSignaturesBase;
 
   void runOnOperation() override;

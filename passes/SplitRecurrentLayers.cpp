@@ -228,7 +228,8 @@ bool splitLayers(TorchOp op) {
 }
 
 struct SplitRecurrentLayersPass
-    : public memopt::impl::SplitRecurrentLayersBase<SplitRecurrentLayersPass> {
+    : public mlir::memopt::impl::SplitRecurrentLayersBase<
+          SplitRecurrentLayersPass> {
   void runOnOperation() override {
     SmallVector<TorchOp> stacks;
     getOperation().walk([&](TorchOp op) {

@@ -17,7 +17,7 @@
 
 #include <sstream>
 
-using namespace memopt::probe;
+using namespace ::memopt::probe;
 
 std::string ConvolutionCall::key() const {
   std::ostringstream os;
@@ -80,9 +80,10 @@ static at::Tensor run(const ConvolutionCall &call, const at::Tensor &input,
   TORCH_CHECK(false, "memopt: unknown convolution form");
 }
 
-KernelMarks memopt::probe::measureConvolution(const ConvolutionCall &call,
-                                              bool forward, unsigned masks) {
-  memopt::runtime::enableMemoryStats();
+namespace memopt::probe {
+KernelMarks measureConvolution(const ConvolutionCall &call, bool forward,
+                               unsigned masks) {
+  ::memopt::runtime::enableMemoryStats();
   ThreadCountScope threads(call.threads);
   at::TensorOptions options =
       at::TensorOptions().dtype(getScalarType(call.element));
@@ -134,3 +135,4 @@ KernelMarks memopt::probe::measureConvolution(const ConvolutionCall &call,
   }
   return result;
 }
+} // namespace memopt::probe

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-using namespace memopt::probe;
+using namespace ::memopt::probe;
 
 static std::string getEnv(const char *name) {
   const char *value = std::getenv(name);

@@ -16,7 +16,7 @@
 #include <set>
 #include <sstream>
 
-using namespace memopt::probe;
+using namespace ::memopt::probe;
 
 std::string RecurrentCall::key() const {
   std::ostringstream os;
@@ -82,8 +82,9 @@ static int64_t getStorageBytes(const std::vector<at::Tensor> &tensors) {
   return bytes;
 }
 
-KernelMarks memopt::probe::measureRecurrent(const RecurrentCall &call) {
-  memopt::runtime::enableMemoryStats();
+namespace memopt::probe {
+KernelMarks measureRecurrent(const RecurrentCall &call) {
+  ::memopt::runtime::enableMemoryStats();
   ThreadCountScope threads(call.threads);
   at::TensorOptions options =
       at::TensorOptions().dtype(getScalarType(call.element));
@@ -165,3 +166,4 @@ KernelMarks memopt::probe::measureRecurrent(const RecurrentCall &call) {
       incoming;
   return marks;
 }
+} // namespace memopt::probe

@@ -25,7 +25,7 @@ namespace {
 constexpr int kRegions = 4;
 constexpr int64_t kInputBytes = 64 * 1024 * 4;
 
-std::string makeFunction() {
+std::string makeRegionChain() {
   const std::string type = "tensor<64x1024xf32>";
   std::string text = "func.func @f(%x: " + type + ") -> " + type + " {\n";
   std::string last = "%x";
@@ -54,7 +54,7 @@ class OffloadScheduleTest : public ::testing::Test {
 protected:
   void SetUp() override {
     context.loadDialect<MemoptDialect, func::FuncDialect>();
-    module = parseSourceString<ModuleOp>(makeFunction(), &context);
+    module = parseSourceString<ModuleOp>(makeRegionChain(), &context);
     ASSERT_TRUE(module);
     func = *module->getOps<func::FuncOp>().begin();
   }

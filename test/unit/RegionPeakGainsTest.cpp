@@ -48,7 +48,7 @@ std::string block(int i, const std::string &in, const std::string &indent) {
          loc(path + ".act", 10 + i);
 }
 
-std::string makeFunction() {
+std::string makeChainWithRegions() {
   std::string t = kTensor;
   std::string text = "func.func @chain(%x: " + t + ") -> " + t + " {\n";
   text += "  %a = memopt.checkpoint \"blocks.0..blocks.1\"(%x) policies "
@@ -71,7 +71,7 @@ class RegionPeakGainsTest : public ::testing::Test {
 protected:
   RegionPeakGainsTest() {
     context.loadDialect<MemoptDialect, func::FuncDialect>();
-    module = parseSourceString<ModuleOp>(makeFunction(), &context);
+    module = parseSourceString<ModuleOp>(makeChainWithRegions(), &context);
   }
 
   func::FuncOp func() { return cast<func::FuncOp>(module->getBody()->front()); }
