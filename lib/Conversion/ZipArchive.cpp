@@ -61,14 +61,24 @@ std::optional<Directory> findDirectory(llvm::StringRef bytes,
     why = "no end of central directory";
     return std::nullopt;
   }
-  Directory directory{readLittleEndian(bytes, end + 10, 2),
-                      readLittleEndian(bytes, end + 16, 4)};
-  if (directory.entries != 0xFFFF && directory.offset != kSaturated32)
-    return directory;
-  // ZIP64: a 20-byte locator right before the end record points at the
-  // ZIP64 end record, which holds the 64-bit count and offset.
+  // The counts and offset as LibTorch's reader (miniz) takes them: from the
+  // ZIP64 end record whenever its locator is there, which LibTorch writes
+  // into every archive. Fields that disagree mean a damaged end: reading
+  // other records than LibTorch reads would check the wrong ones.
+  Directory classic{readLittleEndian(bytes, end + 10, 2),
+                    readLittleEndian(bytes, end + 16, 4)};
+  uint64_t classicOnDisk = readLittleEndian(bytes, end + 8, 2);
+  if (classicOnDisk != classic.entries) {
+    why = "end of central directory counts " + std::to_string(classicOnDisk) +
+          " entries on its disk but " + std::to_string(classic.entries) +
+          " in all";
+    return std::nullopt;
+  }
+  bool saturated = classic.entries == 0xFFFF || classic.offset == kSaturated32;
   if (end < 20 ||
       readLittleEndian(bytes, end - 20, 4) != kZip64LocatorSignature) {
+    if (!saturated)
+      return classic;
     why = "no ZIP64 end of central directory locator";
     return std::nullopt;
   }
@@ -78,8 +88,16 @@ std::optional<Directory> findDirectory(llvm::StringRef bytes,
     why = "bad ZIP64 end of central directory";
     return std::nullopt;
   }
-  return Directory{readLittleEndian(bytes, record + 32, 8),
-                   readLittleEndian(bytes, record + 48, 8)};
+  Directory zip64{readLittleEndian(bytes, record + 32, 8),
+                  readLittleEndian(bytes, record + 48, 8)};
+  if (readLittleEndian(bytes, record + 24, 8) != zip64.entries ||
+      (classic.entries != 0xFFFF && classic.entries != zip64.entries) ||
+      (classic.offset != kSaturated32 && classic.offset != zip64.offset)) {
+    why = "the end of central directory and its ZIP64 record disagree on "
+          "the entries";
+    return std::nullopt;
+  }
+  return zip64;
 }
 
 /// One central directory entry, with ZIP64 extra fields applied.

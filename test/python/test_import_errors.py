@@ -221,7 +221,7 @@ def test_success_prints_ir_only():
 @pytest.mark.parametrize("name", [
     "damaged_debug_info_huge_alloc.pt", "damaged_pickle_huge_string.pt",
     "damaged_record_25gb_alloc.pt", "damaged_code_class_constant.pt",
-    "damaged_code_token.pt"])
+    "damaged_code_token.pt", "damaged_end_record_counts.pt"])
 @pytest.mark.parametrize("specs", [[], ["x:2x3x8x8"]])
 def test_fuzzer_findings_do_not_crash(name, specs):
     args = [arg for spec in specs for arg in ("--input-shape", spec)]
@@ -229,3 +229,13 @@ def test_fuzzer_findings_do_not_crash(name, specs):
     assert result.returncode in (0, 1), result.stderr
     if result.returncode:
         assert_one_error_line(result, "")
+
+
+def test_end_records_that_disagree_are_damage():
+    # LibTorch reads the ZIP64 end record; a classic one that disagrees
+    # once hid two damaged records from the CRC check (README in fuzz/).
+    result = run_import(INPUTS / "fuzz" / "damaged_end_record_counts.pt",
+                        "--input-shape", "x:2x3x8x8")
+    assert_one_error_line(result, "corrupt or truncated zip archive "
+                          "(end of central directory counts 23 entries on "
+                          "its disk but 0 in all)")

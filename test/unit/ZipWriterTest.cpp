@@ -162,4 +162,40 @@ TEST(ZipWriter, DamageIsStillFound) {
       readZipRecords(llvm::StringRef(sample.archive).drop_back(10), why));
 }
 
+/// Where the classic end of central directory record starts.
+size_t endRecordOf(const std::string &archive) {
+  return llvm::StringRef(archive).rfind(llvm::StringRef("PK\x05\x06", 4));
+}
+
+TEST(ZipWriter, EndRecordsThatDisagreeAreDamage) {
+  // What a fuzzer found: LibTorch (miniz) takes the counts from the ZIP64
+  // end record, the classic record said 0 entries in all; reading the
+  // classic one, the CRC check saw no record while LibTorch read damaged
+  // ones.
+  Written forced = writeSample(/*zip64From=*/64);
+  ASSERT_TRUE(hasZip64End(forced.archive));
+  std::string why;
+  ASSERT_TRUE(readZipRecords(forced.archive, why)) << why;
+  size_t end = endRecordOf(forced.archive);
+  std::string damaged = forced.archive;
+  damaged[end + 10] = 0; // total entries, saturated when forced: now 0
+  damaged[end + 11] = 0;
+  damaged[end + 8] = 0; // entries on this disk, to match it
+  damaged[end + 9] = 0;
+  std::optional<std::string> damage = findZipArchiveDamage(damaged);
+  ASSERT_TRUE(damage);
+  EXPECT_NE(damage->find("disagree on the entries"), std::string::npos)
+      << *damage;
+
+  Written plain = writeSample(/*zip64From=*/0xFFFFFFFF);
+  end = endRecordOf(plain.archive);
+  damaged = plain.archive;
+  damaged[end + 10] = 0; // total entries 0, entries on this disk unchanged
+  damaged[end + 11] = 0;
+  damage = findZipArchiveDamage(damaged);
+  ASSERT_TRUE(damage);
+  EXPECT_NE(damage->find("entries on its disk but 0 in all"), std::string::npos)
+      << *damage;
+}
+
 } // namespace

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "ImportInternal.h"
 
+#include "memopt/Conversion/PickleCheck.h"
 #include "memopt/Conversion/ZipArchive.h"
 
 #include "llvm/Support/Path.h"
@@ -93,6 +94,31 @@ static std::string compileErrorSite(llvm::StringRef message) {
   return "";
 }
 
+/// Every pickle of the archive (data.pkl, constants.pkl, the code's
+/// .debug_pkl records, read lazily when a location is built) walked before
+/// LibTorch unpickles it: a number no record of its size can hold would
+/// make LibTorch allocate for it first (PickleCheck.h).
+static void checkPickles(llvm::StringRef bytes, llvm::StringRef name) {
+  std::string why;
+  std::optional<std::vector<mlir::memopt::ZipRecord>> records =
+      mlir::memopt::readZipRecords(bytes, why);
+  if (!records)
+    return; // findZipArchiveDamage has passed them; LibTorch says the rest
+  for (const mlir::memopt::ZipRecord &record : *records) {
+    llvm::StringRef recordName = record.name;
+    if (!recordName.ends_with(".pkl") && !recordName.ends_with(".debug_pkl"))
+      continue;
+    std::optional<std::string> data = mlir::memopt::readZipRecordData(record);
+    if (!data)
+      continue;
+    if (std::optional<std::string> damage =
+            mlir::memopt::findPickleDamage(*data))
+      throw ImportError(("'" + name + "' is a damaged TorchScript archive (" +
+                         recordName + ": " + *damage + ")")
+                            .str());
+  }
+}
+
 /// What is wrong with a file before LibTorch reads it, if anything.
 static void checkArchive(llvm::StringRef bytes, llvm::StringRef name) {
   if (bytes.size() < 4 || !bytes.starts_with("PK"))
@@ -104,6 +130,7 @@ static void checkArchive(llvm::StringRef bytes, llvm::StringRef name) {
                        "' is a corrupt or truncated zip archive (" + *damage +
                        ")")
                           .str());
+  checkPickles(bytes, name);
   checkTorchScriptRecords(bytes, name);
 }
 
