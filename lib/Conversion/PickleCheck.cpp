@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Conversion/PickleCheck.h"
+#include "LittleEndian.h"
 
 #include <cstdint>
 
@@ -116,13 +117,6 @@ Opcode describe(uint8_t code) {
   default:
     return {Argument::Unknown};
   }
-}
-
-uint64_t readLittleEndian(llvm::StringRef bytes, size_t at, unsigned size) {
-  uint64_t value = 0;
-  for (unsigned i = 0; i < size; ++i)
-    value |= uint64_t(static_cast<uint8_t>(bytes[at + i])) << (8 * i);
-  return value;
 }
 
 std::string where(size_t at) { return " at byte " + std::to_string(at); }

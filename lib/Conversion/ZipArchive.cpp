@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Conversion/ZipArchive.h"
+#include "LittleEndian.h"
 #include "ZipFormat.h"
 #include "memopt/Conversion/Crc32.h"
 
@@ -22,14 +23,6 @@
 using namespace mlir::memopt;
 
 namespace {
-
-uint64_t readLittleEndian(llvm::StringRef bytes, uint64_t offset,
-                          unsigned width) {
-  uint64_t value = 0;
-  for (unsigned i = 0; i < width; ++i)
-    value |= uint64_t(static_cast<uint8_t>(bytes[offset + i])) << (8 * i);
-  return value;
-}
 
 using namespace zip;
 
