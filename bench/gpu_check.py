@@ -76,6 +76,10 @@ COMMON = ["--device", "cuda", "--grad-buffers", "resident"]
 COMPARE_STEPS, WARMUP = 2, 2
 MEASURE_STEPS = {"cuda": 30, "cpu": 3}
 PACK_TARGET = 0.80  # bit-pack traffic / device-to-device copy traffic
+# The convolution calls the compiled plans make, for the GPU's kernel probe
+# (bench/cuda_kernel_probe.py), and the marks file it writes into OUT.
+KERNEL_REQUESTS = "kernel-requests.jsonl"
+KERNEL_MARKS = "cuda-kernel-marks.txt"
 
 
 # ---------------------------------------------------------------------------
@@ -83,10 +87,19 @@ PACK_TARGET = 0.80  # bit-pack traffic / device-to-device copy traffic
 # ---------------------------------------------------------------------------
 
 def compile_all(directory: pathlib.Path, dry_run: bool, models=None,
-                batch_scale: int = 1) -> int:
+                batch_scale: int = 1, kernel_marks=None) -> int:
     """`models`: names of MODELS to compile (default all); `batch_scale`
-    multiplies their batch (a compute-bound step on a large GPU)."""
+    multiplies their batch (a compute-bound step on a large GPU);
+    `kernel_marks`: a marks file the GPU's probe wrote on an earlier run
+    (docs/gpu.md), which prices the convolutions' workspaces. Every
+    convolution call it lacks goes to kernel-requests.jsonl, which the GPU
+    half measures."""
     directory.mkdir(parents=True, exist_ok=True)
+    requests = directory / KERNEL_REQUESTS
+    marks_args = ["--kernel-requests", str(requests)]
+    if kernel_marks:
+        marks_args += ["--kernel-marks", str(pathlib.Path(kernel_marks)
+                                             .resolve())]
     entries = []
     chosen = DRY_MODELS if dry_run else {
         name: dict(kwargs, batch=kwargs["batch"] * batch_scale)
@@ -102,7 +115,7 @@ def compile_all(directory: pathlib.Path, dry_run: bool, models=None,
             try:
                 report = measure.compile_model(
                     source, out, specs,
-                    args + COMMON + ["--emit-stubs", str(stubs)])
+                    args + COMMON + marks_args + ["--emit-stubs", str(stubs)])
                 source_file = stubs / f"{name}.stubs.cpp"
                 text = source_file.read_text()
                 sites = len(re.findall(r"^// site\d+: ", text, re.M))
@@ -112,6 +125,9 @@ def compile_all(directory: pathlib.Path, dry_run: bool, models=None,
                     entry["stubs"] = str(source_file.relative_to(directory))
                     entry["stub_sites"] = sites
                     entry["offload_sites"] = offload_sites
+                marks = report.get("device_kernel_marks") or {}
+                entry["kernel_marks"] = {k: marks.get(k) for k in
+                                         ("context", "applied", "requested")}
                 signature = report["signatures"][0]
                 planned = signature.get("planned") or signature["baseline"]
                 entry.update({
@@ -414,6 +430,24 @@ def bitwise_cell(compare: dict, eager: dict) -> str:
     return text
 
 
+def kernel_marks_sentence(result: dict) -> str:
+    """Whether the predictions priced the GPU's convolution workspaces."""
+    compiled = [e for e in result["entries"] if "kernel_marks" in e]
+    contexts = {e["kernel_marks"]["context"] for e in compiled} - {None}
+    applied = sum(e["kernel_marks"]["applied"] or 0 for e in compiled)
+    lacking = sum(e["kernel_marks"]["requested"] or 0 for e in compiled)
+    text = ("Convolution workspaces: " + (
+        f"priced from marks of `{', '.join(sorted(contexts))}` "
+        f"({applied} convolution calls priced, {lacking} without marks)"
+        if contexts else "not priced (compiled without a marks file)") + ".")
+    probed = result.get("kernel_probe")
+    if probed:
+        text += (f" This run measured {probed['calls']} convolution calls "
+                 f"into `{probed['file']}` for the next compile "
+                 f"(`bench/gpu_check.py compile --kernel-marks`).")
+    return text
+
+
 def write_table(out: pathlib.Path, result: dict) -> None:
     lines = [f"GPU check of {result['date']} on {result['device_name']} "
              f"(PyTorch {result['torch']}, CUDA {result['cuda']}); modules "
@@ -461,6 +495,7 @@ def write_table(out: pathlib.Path, result: dict) -> None:
             f"{1e3 * eager['step_s']:.2f} | {1e3 * m['step_s']:.2f} | "
             f"{bitwise_cell(cmp, eager)} | "
             f"{offload} |")
+    lines += ["", kernel_marks_sentence(result)]
     stubbed = [e for e in result["entries"] if "with_stubs" in e]
     if stubbed:
         lines += ["", "Launch stubs (`--emit-stubs`, built here and loaded "
@@ -565,6 +600,11 @@ def run_all(directory: pathlib.Path, out: pathlib.Path, device: str) -> int:
         except Exception as e:
             result["transfers_error"] = \
                 f"{type(e).__name__}: {e}".splitlines()[0]
+    marks = out / KERNEL_MARKS
+    if marks.exists():
+        result["kernel_probe"] = {
+            "file": marks.name,
+            "calls": len(marks.read_text().splitlines())}
     (out / "gpu-check.json").write_text(json.dumps(result, indent=1))
     write_table(out, result)
     print((out / "gpu-check.md").read_text())
@@ -583,6 +623,8 @@ def main(argv) -> int:
     c.add_argument("--dry-run", action="store_true")
     c.add_argument("--models", help="comma-separated names (default: all)")
     c.add_argument("--batch-scale", type=int, default=1)
+    c.add_argument("--kernel-marks", help="a marks file the GPU half wrote "
+                   "(OUT/" + KERNEL_MARKS + ")")
     r = sub.add_parser("run")
     r.add_argument("directory", type=pathlib.Path)
     r.add_argument("out", type=pathlib.Path)
@@ -591,7 +633,7 @@ def main(argv) -> int:
     if args.command == "compile":
         return compile_all(args.directory, args.dry_run,
                            args.models.split(",") if args.models else None,
-                           args.batch_scale)
+                           args.batch_scale, args.kernel_marks)
     return run_all(args.directory, args.out, args.device)
 
 

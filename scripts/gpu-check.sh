@@ -9,7 +9,9 @@
 #   scripts/gpu-check.sh gpu [DIR] [OUT]   on the GPU machine (PyTorch with CUDA,
 #       nvcc, CMake; no MLIR): builds the runtime with CUDA against that
 #       python3's PyTorch, runs the CUDA tests, then bench/gpu_check.py over
-#       DIR; writes OUT/gpu-check.md (+ .json and logs; default DIR/out).
+#       DIR; writes OUT/gpu-check.md (+ .json and logs; default DIR/out) and
+#       OUT/cuda-kernel-marks.txt (the plans' convolutions measured there),
+#       which MEMOPT_GPU_KERNEL_MARKS=FILE hands to the next compile.
 #   scripts/gpu-check.sh dry-run [DIR]     CI, no GPU: both halves on the CPU at
 #       small sizes (the runtime half configures the runtime-only build and
 #       uses build/'s runtime), so the script cannot rot.
@@ -52,6 +54,11 @@ fresh_dir() {
 case "$mode" in
 compile)
   fresh_dir "$DIR"
+  # MEMOPT_GPU_KERNEL_MARKS: a marks file an earlier GPU half wrote
+  # (OUT/cuda-kernel-marks.txt), inside this checkout for the torch2 root.
+  marks=()
+  [ -z "${MEMOPT_GPU_KERNEL_MARKS:-}" ] ||
+    marks=(--kernel-marks "$(realpath "$MEMOPT_GPU_KERNEL_MARKS")")
   if [ "${3:-}" = torch2 ]; then
     # Compiled by PyTorch 2.6 (scripts/test-torch2.sh's Debian 13 root), whose
     # graphs call the fused attention that eager PyTorch 2.x calls.
@@ -62,12 +69,12 @@ compile)
       cmake --build "$MEMOPT_BUILD_DIR" --target memopt-compile memopt_runtime' \
       >/dev/null
     "$ROOT/scripts/test-torch2.sh" --run /usr/bin/python3 \
-      "$ROOT/bench/gpu_check.py" compile "$DIR"
+      "$ROOT/bench/gpu_check.py" compile "$DIR" "${marks[@]}"
   else
     "$ROOT/scripts/setup.sh" "$ROOT/build"
     cmake --build "$ROOT/build"
     MEMOPT_BUILD_DIR="$ROOT/build" /usr/bin/python3 "$ROOT/bench/gpu_check.py" \
-      compile "$DIR"
+      compile "$DIR" "${marks[@]}"
   fi
   du -sh "$DIR"
   ;;
@@ -92,6 +99,13 @@ gpu)
     test_runtime_checkpoint.py test_runtime_offload.py test_runtime_packed.py \
     test_runtime_compression.py \
     2>&1 | tee "$OUT/cuda-tests.log") || status=1
+  # The plans' convolution calls on this GPU, with the settings of the run
+  # below (deterministic cuDNN): marks for the next compile (docs/gpu.md).
+  if [ -f "$DIR/kernel-requests.jsonl" ]; then
+    "$PYTHON" "$ROOT/bench/cuda_kernel_probe.py" "$DIR/kernel-requests.jsonl" \
+      --out "$OUT/cuda-kernel-marks.txt" --deterministic \
+      2>&1 | tee "$OUT/kernel-probe.log" || status=1
+  fi
   "$PYTHON" "$ROOT/bench/gpu_check.py" run "$DIR" "$OUT" --device cuda \
     2>&1 | tee "$OUT/gpu-check.log" || status=1
   # Per-operator saved and transient bytes on CPU and CUDA (for the model).
@@ -108,10 +122,14 @@ dry-run)
     >"$DIR/configure.log" 2>&1 || { cat "$DIR/configure.log"; exit 1; }
   export MEMOPT_BUILD_DIR="${MEMOPT_BUILD_DIR:-$ROOT/build}"
   /usr/bin/python3 "$ROOT/bench/gpu_check.py" compile "$DIR" --dry-run
+  # The GPU's kernel probe, on this CPU's counting allocator.
+  mkdir -p "$OUT"
+  /usr/bin/python3 "$ROOT/bench/cuda_kernel_probe.py" \
+    "$DIR/kernel-requests.jsonl" --out "$OUT/cuda-kernel-marks.txt" --device cpu
   /usr/bin/python3 "$ROOT/bench/gpu_check.py" run "$DIR" "$OUT" --device cpu
   ;;
 *)
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
   ;;
 esac

@@ -197,6 +197,10 @@ mlir::memopt::getForwardHighWater(TorchOp op,
   if (KernelHighWaterAttr measured = op.getHighWaterAttr();
       measured && measured.getForward() >= 0)
     return measured.getForward();
+  // The formulas are CPU kernels' (oneDNN, ATen's slow path); a GPU's
+  // buffers are known only as measured there (applyDeviceKernelMarks).
+  if (options.device != TrainingDevice::CPU)
+    return -1;
   std::optional<ConvGeometry> g = getConvGeometry(op);
   if (!g)
     return -1;
@@ -237,6 +241,18 @@ static int64_t getBatchNormBackwardHighWater(TorchOp op, bool inputGrad) {
   return transient < input ? transient / 2 : -1;
 }
 
+/// cuDNN's batch-norm backward needs no buffer beside the input gradient
+/// (measured on an H100, docs/gpu.md), where the saved-tensor table, derived
+/// on the CPU, has the CPU kernel's input-sized one.
+static int64_t getCudaBatchNormBackwardHighWater(TorchOp op, bool inputGrad) {
+  if (!op.isTrainingBatchNorm() || op->getNumOperands() == 0)
+    return -1;
+  int64_t input = getDeviceBytes(op->getOperand(0).getType());
+  if (input < 0)
+    return -1;
+  return inputGrad ? getAllocatedBytes(input, TrainingDevice::CUDA) : 0;
+}
+
 /// The probe's measurement for these gradients, or -1. It measured the
 /// weight and bias getting gradients together (both are parameters).
 static int64_t getMeasuredBackward(TorchOp op, bool inputGrad, bool weightGrad,
@@ -263,7 +279,9 @@ mlir::memopt::getBackwardHighWater(TorchOp op, bool inputGrad, bool weightGrad,
     return -1;
   WorkspaceRule rule = lookupOperator(op.getName()).workspace;
   if (rule == WorkspaceRule::BatchNorm)
-    return getBatchNormBackwardHighWater(op, inputGrad);
+    return options.device == TrainingDevice::CPU
+               ? getBatchNormBackwardHighWater(op, inputGrad)
+               : getCudaBatchNormBackwardHighWater(op, inputGrad);
   // Recurrent layers: the probe's mask is the input (arg 0) and the
   // parameter list (arg 2, which callers pass as the bias position).
   if (rule == WorkspaceRule::Recurrent) {
@@ -283,6 +301,8 @@ mlir::memopt::getBackwardHighWater(TorchOp op, bool inputGrad, bool weightGrad,
           getMeasuredBackward(op, inputGrad, weightGrad, biasGrad);
       measured >= 0)
     return measured;
+  if (options.device != TrainingDevice::CPU)
+    return -1;
   std::optional<ConvGeometry> g = getConvGeometry(op);
   if (!g)
     return -1;

@@ -396,6 +396,28 @@ int mlir::memopt::runCompile(const CompileOptions &options,
                                probed->skipped};
     report.timings.probeSeconds = phase.lap();
   }
+  if (!options.kernelMarksPath.empty() || !options.kernelRequestsPath.empty()) {
+    std::string error;
+    FailureOr<DeviceKernelMarksSummary> marked = applyDeviceKernelMarks(
+        *module,
+        {stringifyTrainingDevice(options.planning.device).str(),
+         options.kernelMarksPath, options.kernelRequestsPath},
+        error);
+    if (failed(marked)) {
+      printer.error(error);
+      return 1;
+    }
+    report.deviceMarks = DeviceMarksReport{
+        options.kernelMarksPath.empty() ? ""
+                                        : absolutePath(options.kernelMarksPath),
+        marked->context,
+        options.kernelRequestsPath.empty()
+            ? ""
+            : absolutePath(options.kernelRequestsPath),
+        marked->applied,
+        marked->requested,
+        marked->skipped};
+  }
   report.model = absolutePath(options.inputPath);
   report.output = absolutePath(options.outputPath);
   report.command = options.commandLine;

@@ -95,6 +95,15 @@ mlir::memopt::validateCompileOptions(const CompileOptions &options,
             stringifyTrainingDevice(options.planning.device).str();
     return failure();
   }
+  for (auto [flag, path] :
+       {std::pair{"--kernel-marks", &options.kernelMarksPath},
+        {"--kernel-requests", &options.kernelRequestsPath}})
+    if (!path->empty() && options.planning.device == TrainingDevice::CPU) {
+      error = std::string(flag) +
+              " is for a GPU's kernels (--device cuda); for --device cpu "
+              "the kernel probe measures this machine's";
+      return failure();
+    }
   if (options.threads != "auto") {
     int64_t count = 0;
     if (StringRef(options.threads).getAsInteger(10, count) || count < 1 ||

@@ -466,6 +466,23 @@ public:
         });
       else
         json.attribute("kernel_probe", nullptr);
+      if (const std::optional<DeviceMarksReport> &marks = report.deviceMarks)
+        json.attributeObject("device_kernel_marks", [&] {
+          auto pathOrNull = [&](StringRef name, const std::string &path) {
+            if (path.empty())
+              json.attribute(name, nullptr);
+            else
+              json.attribute(name, text(path));
+          };
+          pathOrNull("file", marks->file);
+          pathOrNull("context", marks->context);
+          pathOrNull("requests_file", marks->requestsFile);
+          json.attribute("applied", int64_t(marks->applied));
+          json.attribute("requested", int64_t(marks->requested));
+          json.attribute("skipped", int64_t(marks->skipped));
+        });
+      else
+        json.attribute("device_kernel_marks", nullptr);
       if (report.forwardCheck)
         json.attributeObject("forward_check", [&] {
           json.attribute("compared", int64_t(report.forwardCheck->compared));

@@ -260,6 +260,24 @@ void CompileReport::printSummary(llvm::raw_ostream &os) const {
     os << ")\n";
     printSignature(*this, s, os);
   }
+  if (deviceMarks) {
+    // The GPU's workspaces are part of its peak; say what is not priced.
+    os << "kernel marks: ";
+    if (deviceMarks->file.empty())
+      os << "none given";
+    else
+      os << deviceMarks->applied << " convolution"
+         << (deviceMarks->applied == 1 ? "" : "s") << " priced from "
+         << llvm::sys::path::filename(deviceMarks->file);
+    os << "; " << deviceMarks->requested << " call"
+       << (deviceMarks->requested == 1 ? "" : "s") << " without marks"
+       << (deviceMarks->requestsFile.empty()
+               ? std::string()
+               : (" (requested in " +
+                  llvm::sys::path::filename(deviceMarks->requestsFile) + ")")
+                     .str())
+       << "\n";
+  }
   os << llvm::format("time: import %.2f s, ", timings.importSeconds);
   if (kernelWorkspaces.probed)
     os << llvm::format("kernel probe %.2f s, ", timings.probeSeconds);

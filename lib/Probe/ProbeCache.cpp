@@ -61,6 +61,46 @@ static std::string getContext() {
   return context;
 }
 
+namespace memopt::probe {
+std::string formatMarksLine(const std::string &context, const std::string &key,
+                            const KernelMarks &marks) {
+  std::ostringstream line;
+  line << context << '\t' << key << '\t' << marks.forward;
+  for (int64_t bytes : marks.backward)
+    line << ' ' << bytes;
+  if (marks.saved >= 0 && marks.retained >= 0)
+    line << ' ' << marks.saved << ' ' << marks.retained;
+  return line.str();
+}
+
+bool parseMarksLine(const std::string &line, std::string &context,
+                    std::string &key, KernelMarks &marks) {
+  size_t first = line.find('\t');
+  size_t second =
+      first == std::string::npos ? first : line.find('\t', first + 1);
+  if (second == std::string::npos)
+    return false;
+  std::istringstream numbers(line.substr(second + 1));
+  KernelMarks read;
+  numbers >> read.forward;
+  for (int64_t &bytes : read.backward)
+    numbers >> bytes;
+  if (numbers.fail())
+    return false;
+  // Recurrent layers' saved bytes and kept operands (older lines and
+  // convolutions end before them).
+  int64_t saved, retained;
+  if (numbers >> saved >> retained) {
+    read.saved = saved;
+    read.retained = retained;
+  }
+  context = line.substr(0, first);
+  key = line.substr(first + 1, second - first - 1);
+  marks = read;
+  return true;
+}
+} // namespace memopt::probe
+
 ProbeCache::ProbeCache() {
   const char *configured = std::getenv("MEMOPT_KERNEL_PROBE_CACHE");
   path_ = configured ? configured : getDefaultPath();
@@ -70,27 +110,11 @@ ProbeCache::ProbeCache() {
     return; // no file: no context to read /proc/cpuinfo for
   context_ = getContext();
   std::ifstream file(path_);
-  std::string line;
+  std::string line, context, key;
   while (std::getline(file, line)) {
-    size_t first = line.find('\t'), second = line.find('\t', first + 1);
-    if (first == std::string::npos || second == std::string::npos ||
-        line.compare(0, first, context_) != 0 || first != context_.size())
-      continue;
-    std::istringstream numbers(line.substr(second + 1));
     KernelMarks marks;
-    numbers >> marks.forward;
-    for (int64_t &bytes : marks.backward)
-      numbers >> bytes;
-    if (numbers.fail())
-      continue;
-    // Recurrent layers' saved bytes and kept operands (older lines and
-    // convolutions end before them).
-    int64_t saved, retained;
-    if (numbers >> saved >> retained) {
-      marks.saved = saved;
-      marks.retained = retained;
-    }
-    marks_[line.substr(first + 1, second - first - 1)].fillFrom(marks);
+    if (parseMarksLine(line, context, key, marks) && context == context_)
+      marks_[key].fillFrom(marks);
   }
 }
 
@@ -111,14 +135,7 @@ void ProbeCache::store(const std::string &key, const KernelMarks &marks) {
       ::mkdir(path_.substr(0, at).c_str(), 0755);
     madeFolder_ = true;
   }
-  std::ostringstream line;
-  line << context_ << '\t' << key << '\t' << marks.forward;
-  for (int64_t bytes : marks.backward)
-    line << ' ' << bytes;
-  if (marks.saved >= 0 && marks.retained >= 0)
-    line << ' ' << marks.saved << ' ' << marks.retained;
-  line << '\n';
-  std::string text = line.str();
+  std::string text = formatMarksLine(context_, key, marks) + "\n";
   // One append of a whole line: concurrent compiles do not interleave.
   int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd < 0)

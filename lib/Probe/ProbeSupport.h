@@ -39,13 +39,13 @@ using ThreadCountScope = ::mlir::memopt::ThreadCountScope;
 
 /// Bytes the counting allocator holds now.
 inline int64_t getLiveBytes() {
-  return memopt::runtime::memoryStats().currentBytes;
+  return ::memopt::runtime::memoryStats().currentBytes;
 }
 
 /// Peak bytes above the current ones while `body` runs (what it leaves
 /// allocated counts).
 template <typename Body> int64_t measurePeak(Body &&body) {
-  using namespace memopt::runtime;
+  using namespace ::memopt::runtime;
   int64_t before = memoryStats().currentBytes;
   resetPeakMemoryStats();
   body();

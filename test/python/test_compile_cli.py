@@ -146,7 +146,8 @@ SIGNATURE_KEYS = {
     "backward_kernels",
     "recompute_seconds", "step_seconds", "recompute_overhead", "unknown_ops",
     "recommendation"}
-TOP_KEYS = {"version", "pytorch_version", "kernel_probe", "model", "output",
+TOP_KEYS = {"version", "pytorch_version", "kernel_probe", "device_kernel_marks",
+            "model", "output",
             "command", "mode", "options", "fallback", "signatures",
             "forward_check", "timings"} | SIGNATURE_KEYS
 

@@ -104,6 +104,18 @@ static cl::opt<std::string> kernelWorkspaces(
              "formulas for PyTorch 1.13's oneDNN); auto probes for --device "
              "cpu"),
     cl::value_desc("auto|probe|model"), cl::init("auto"), cl::cat(category));
+static cl::opt<std::string> kernelMarks(
+    "kernel-marks",
+    cl::desc("With --device cuda: kernel marks measured on the GPU that will "
+             "train (bench/cuda_kernel_probe.py there), which price its "
+             "convolutions' workspaces"),
+    cl::value_desc("file"), cl::init(""), cl::cat(category));
+static cl::opt<std::string> kernelRequests(
+    "kernel-requests",
+    cl::desc("With --device cuda: append the convolution calls the marks "
+             "lack to this file (JSON lines), for bench/cuda_kernel_probe.py "
+             "to measure on the GPU"),
+    cl::value_desc("file"), cl::init(""), cl::cat(category));
 static cl::list<std::string> loadLibrary(
     "load-library",
     cl::desc("Load a library that registers operators the model calls "
@@ -223,6 +235,8 @@ int main(int argc, char **argv) {
   options.operatorLibraries.assign(loadLibrary.begin(), loadLibrary.end());
   options.gradBuffers = gradBuffers;
   options.kernelWorkspaces = kernelWorkspaces;
+  options.kernelMarksPath = kernelMarks;
+  options.kernelRequestsPath = kernelRequests;
   options.threads = threads;
   options.worldSize = worldSize;
   options.passPipeline = passPipeline;

@@ -65,6 +65,12 @@ struct CompileOptions {
   /// PyTorch on this CPU and uses what it allocated; `model` uses the
   /// formulas (PyTorch 1.13's oneDNN); `auto`: probe for --device cpu.
   std::string kernelWorkspaces = "auto";
+  /// --kernel-marks: marks measured on the GPU that will train
+  /// (bench/cuda_kernel_probe.py), for --device cuda.
+  std::string kernelMarksPath;
+  /// --kernel-requests: where to append the convolution calls the marks
+  /// lack, for that probe to measure (--device cuda).
+  std::string kernelRequestsPath;
   /// --intra-op-threads: the threads CPU training runs with (a count, or
   /// `auto`: what a PyTorch process started in this environment gets). They
   /// pick the convolution kernels, and so the probe runs them with as many.

@@ -152,6 +152,12 @@ struct KernelWorkspaceReport {
   unsigned measured = 0, cached = 0, reused = 0, skipped = 0;
 };
 
+/// Marks measured on the training GPU (--kernel-marks, --kernel-requests).
+struct DeviceMarksReport {
+  std::string file, context, requestsFile;
+  unsigned applied = 0, requested = 0, skipped = 0;
+};
+
 struct CompileReport {
   std::string model, output, command;
   bool analyzeOnly = false;
@@ -165,6 +171,7 @@ struct CompileReport {
   /// Intra-op threads CPU training was planned for (0: not a CPU plan).
   int intraOpThreads = 1;
   KernelWorkspaceReport kernelWorkspaces;
+  std::optional<DeviceMarksReport> deviceMarks;
   /// The exporter's forward check (its seconds are not in `timings`'
   /// export); std::nullopt when not asked for.
   std::optional<ForwardCheckResult> forwardCheck;
