@@ -24,6 +24,9 @@ and `wrap` binds the model's own tensors into it.
                       report.json       memopt-compile's --report with --timeline
                                         (everything memopt.summary shows)
                       meta.json         the key's parts and the SHA-256 of each file
+    <cache dir>/kernel-marks/<hash>.txt  convolution workspaces measured on
+                                        a GPU, one file per GPU and cuDNN
+                                        settings (memopt/kernel_marks.py)
 
 An entry whose files do not match their checksums, or that does not load,
 is removed and compiled again (`CacheWarning`), never used. Entries are

@@ -28,7 +28,7 @@ from typing import List, Optional
 import torch
 import torch.nn as nn
 
-from . import cache
+from . import cache, kernel_marks
 from .binding import Plan, Stale, strip
 from .errors import CacheWarning, CompileError, compile_error, warn
 from .flags import Flags, apply_flags, describe_flags
@@ -138,6 +138,9 @@ class Compiler:
             # The model may call their operators (known once it is scripted).
             "operator_libraries": [cache.file_identity(path) for path
                                    in operator_libraries()],
+            # The GPU whose convolution workspaces the plan counts.
+            "kernel_marks": marks.context if (marks := self._marks())
+            else None,
         }
 
     # -- the plan for some flags --------------------------------------------
@@ -255,7 +258,7 @@ class Compiler:
             self._say(f"compiling {self.name} ({what}) for "
                       f"{self.signatures.describe()} with memopt-compile "
                       f"{' '.join(self.options.arguments())} ...")
-            self._run(command, work / "compile.log")
+            self._run_with_marks(command, work)
             # The cache keeps no weights: the model's are bound at load.
             compiled = torch.jit.load(str(module), map_location="cpu")
             strip(compiled)
@@ -267,6 +270,45 @@ class Compiler:
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
+
+    def _marks(self) -> Optional[kernel_marks.WrapMarks]:
+        """The marks of the GPU the model trains on (cuDNN's convolution
+        workspaces), when it trains on one; MEMOPT_KERNEL_MARKS=off: none."""
+        if self.options.device != "cuda" or \
+                os.environ.get("MEMOPT_KERNEL_MARKS") == "off" or \
+                not torch.cuda.is_available():
+            return None
+        index = next((t.device.index for t in self.model.parameters()
+                      if t.device.type == "cuda" and t.device.index
+                      is not None), torch.cuda.current_device())
+        return kernel_marks.WrapMarks(self.cache_root, index)
+
+    def _run_with_marks(self, command: List[str],
+                        work: pathlib.Path) -> None:
+        """Runs memopt-compile; on a GPU with the marks measured there, and
+        when the model makes convolution calls they lack, measures those
+        (a fresh process on the GPU) and compiles again with them. A
+        measurement that fails costs the workspaces, not the plan."""
+        log = work / "compile.log"
+        marks = self._marks()
+        if marks is None:
+            self._run(command, log)
+            return
+        requests = work / "kernel-requests.jsonl"
+        self._run(command + marks.arguments(requests), log)
+        if not requests.exists():
+            return
+        try:
+            count = marks.measure(requests)
+        except RuntimeError as e:
+            warn(f"memopt.wrap: cannot measure {self.name}'s convolutions "
+                 f"on the GPU ({first_line(e)}); its plan counts no "
+                 f"convolution workspace")
+            return
+        self._say(f"measured {count} convolution call"
+                  f"{'' if count == 1 else 's'} on the GPU; compiling "
+                  f"again with their workspaces ...")
+        self._run(command + marks.arguments(None), log)
 
     def _run(self, command: List[str], log: pathlib.Path) -> None:
         """Runs memopt-compile (its stderr, timeline text included, into

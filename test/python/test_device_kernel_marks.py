@@ -16,7 +16,12 @@ GPU. Now:
   * `--kernel-marks M` puts those marks on the convolutions, and the
     prediction follows them exactly; a call the file lacks is requested;
   * a file of another device, of several, damaged, or missing: one line,
-    exit 1; the options with --device cpu: one line, exit 1.
+    exit 1; the options with --device cpu: one line, exit 1;
+  * memopt.wrap on a GPU does it itself (memopt.kernel_marks.WrapMarks):
+    the calls a compile lacks are measured in a fresh process on that GPU,
+    kept per GPU in the cache folder, and the model compiled again with
+    them. Here, without a GPU: the measuring process on the CPU, and the
+    compile-measure-compile sequence with marks written by a stand-in.
 """
 import json
 import os
@@ -29,6 +34,14 @@ import torch
 
 from conftest import REPO, tool_path
 from test_kernel_probe import MODELS, shape_spec
+
+sys.path.insert(0, str(REPO / "python"))
+from memopt import kernel_marks  # noqa: E402
+from memopt.compiler import Compiler  # noqa: E402
+from memopt.flags import flags_of  # noqa: E402
+from memopt.options import make_options  # noqa: E402
+from memopt.runtime import load_runtime  # noqa: E402
+from memopt.signatures import collect_signatures  # noqa: E402
 
 PROBE = REPO / "bench" / "cuda_kernel_probe.py"
 NAMES = ["convs2d", "convs1d", "convs3d", "unet", "channels_last", "listed"]
@@ -224,3 +237,107 @@ def test_missing_marks_file_and_cpu_device_fail_in_one_line(saved, tmp_path):
         lines = result.stderr.strip().splitlines()
         assert result.returncode != 0 and len(lines) == 1, result.stderr
         assert flag in lines[0] and "--device cuda" in lines[0], lines
+
+
+def test_wrap_marks_are_measured_in_a_fresh_process(saved, tmp_path):
+    name = "unet"
+    requests = tmp_path / "requests.jsonl"
+    compile_cuda(saved[name], MODELS[name][1], "--kernel-requests", requests)
+    asked = requests_of(requests)
+    marks = kernel_marks.WrapMarks(tmp_path / "cache", 0, device="cpu")
+    assert marks.arguments(None) == []
+    assert marks.measure(requests) == len(asked)
+    lines = marks.file.read_text().splitlines()
+    assert len(lines) == len(asked)
+    assert all(line.split("\t")[0] == marks.context for line in lines)
+    assert marks.arguments(requests) == [
+        "--kernel-marks", str(marks.file), "--kernel-requests", str(requests)]
+    # A request the measuring process refuses: RuntimeError, file unchanged.
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"kind": "pooling", "key": "k"}\n')
+    with pytest.raises(RuntimeError, match="unknown kind"):
+        marks.measure(bad)
+    assert marks.file.read_text().splitlines() == lines
+
+
+class StandInMarks(kernel_marks.WrapMarks):
+    """A GPU's marks without a GPU: every requested mark is 64 MiB."""
+
+    def __init__(self, root):
+        super().__init__(root, 0, device="cpu")
+        self.context = "cuda stand-in GPU"
+        self.measured = []
+
+    def measure(self, requests, timeout=600):
+        asked = requests_of(requests)
+        self.measured.append(len(asked))
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.file, "a") as f:
+            f.write(fake_marks(asked, 64 << 20, 64 << 20,
+                               context=self.context))
+        return len(asked)
+
+
+def test_wrap_compiles_again_with_the_marks_it_measured(tmp_path,
+                                                        monkeypatch):
+    """The first compile of a CUDA model asks for its convolutions' marks;
+    wrap measures them and compiles again with them; the next compile finds
+    them all in the cache folder and runs once."""
+    cls, shape = MODELS["convs2d"]
+    torch.manual_seed(0)
+    model = cls()
+    options = make_options(model, budget=None, prefer="memory",
+                           device="cuda", checkpoint=None, no_checkpoint=None,
+                           assume_binary=None, world_size=1)
+    signatures = collect_signatures(model, torch.randn(*shape), None)
+    compiler = Compiler(model, signatures, options, tmp_path / "cache",
+                        verbose=False)
+    stand_in = StandInMarks(tmp_path / "cache")
+    monkeypatch.setattr(Compiler, "_marks", lambda self: stand_in)
+    runs = []
+    real_run = Compiler._run
+    monkeypatch.setattr(Compiler, "_run", lambda self, command, log: (
+        runs.append(command), real_run(self, command, log))[1])
+
+    load_runtime()  # the compiled module calls its operators
+    flags = flags_of(model)
+    parts = compiler.key_parts(flags)
+    assert parts["kernel_marks"] == "cuda stand-in GPU"
+    entry = compiler._compile("first", parts, flags, "training")
+    assert len(runs) == 2 and stand_in.measured == [7]
+    assert "--kernel-marks" not in runs[0] and "--kernel-requests" in runs[0]
+    assert "--kernel-marks" in runs[1]
+    report = json.loads(entry.read_text("report.json"))
+    assert report["device_kernel_marks"]["applied"] == 7
+    assert report["device_kernel_marks"]["requested"] == 0
+    peak = report["signatures"][0]["baseline"]["predicted_peak_bytes"]
+    assert peak > 64 << 20
+
+    runs.clear()
+    compiler._compile("second", parts, flags, "training")
+    assert len(runs) == 1 and stand_in.measured == [7]
+
+
+def test_wrap_keeps_its_plan_when_measuring_fails(tmp_path, monkeypatch):
+    cls, shape = MODELS["convs1d"]
+    model = cls()
+    options = make_options(model, budget=None, prefer="memory",
+                           device="cuda", checkpoint=None, no_checkpoint=None,
+                           assume_binary=None, world_size=1)
+    compiler = Compiler(model, collect_signatures(model, torch.randn(*shape),
+                                                  None),
+                        options, tmp_path / "cache", verbose=False)
+    failing = StandInMarks(tmp_path / "cache")
+
+    def fail(requests, timeout=600):
+        raise RuntimeError("CUDA error: out of memory")
+    failing.measure = fail
+    monkeypatch.setattr(Compiler, "_marks", lambda self: failing)
+    load_runtime()
+    flags = flags_of(model)
+    with pytest.warns(UserWarning, match="out of memory"):
+        entry = compiler._compile("k", compiler.key_parts(flags), flags,
+                                  "training")
+    report = json.loads(entry.read_text("report.json"))
+    assert report["device_kernel_marks"]["applied"] == 0
+    assert report["device_kernel_marks"]["requested"] >= 1
