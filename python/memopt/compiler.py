@@ -295,7 +295,18 @@ class Compiler:
             self._run(command, log)
             return
         requests = work / "kernel-requests.jsonl"
-        self._run(command + marks.arguments(requests), log)
+        try:
+            self._run(command + marks.arguments(requests), log)
+        except CompileError as e:
+            if str(marks.file) not in e.diagnostic:
+                raise
+            # The marks file is the compile's one problem (damaged by a
+            # crash mid-write): measure again from nothing.
+            warn(f"memopt.wrap: {e.diagnostic}; removing it and measuring "
+                 f"again", CacheWarning)
+            marks.file.unlink(missing_ok=True)
+            requests.unlink(missing_ok=True)
+            self._run(command + marks.arguments(requests), log)
         if not requests.exists():
             return
         try:

@@ -341,3 +341,27 @@ def test_wrap_keeps_its_plan_when_measuring_fails(tmp_path, monkeypatch):
     report = json.loads(entry.read_text("report.json"))
     assert report["device_kernel_marks"]["applied"] == 0
     assert report["device_kernel_marks"]["requested"] >= 1
+
+
+def test_wrap_measures_again_when_its_marks_file_is_damaged(tmp_path,
+                                                            monkeypatch):
+    cls, shape = MODELS["convs1d"]
+    model = cls()
+    options = make_options(model, budget=None, prefer="memory",
+                           device="cuda", checkpoint=None, no_checkpoint=None,
+                           assume_binary=None, world_size=1)
+    compiler = Compiler(model, collect_signatures(model, torch.randn(*shape),
+                                                  None),
+                        options, tmp_path / "cache", verbose=False)
+    stand_in = StandInMarks(tmp_path / "cache")
+    stand_in.file.parent.mkdir(parents=True)
+    stand_in.file.write_text(f"{stand_in.context}\tkey\t12 -1 -1 -1 -")
+    monkeypatch.setattr(Compiler, "_marks", lambda self: stand_in)
+    load_runtime()
+    flags = flags_of(model)
+    with pytest.warns(UserWarning, match="not a kernel marks line"):
+        entry = compiler._compile("k", compiler.key_parts(flags), flags,
+                                  "training")
+    assert stand_in.measured == [2]
+    report = json.loads(entry.read_text("report.json"))
+    assert report["device_kernel_marks"]["applied"] == 2
