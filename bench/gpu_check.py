@@ -38,6 +38,7 @@ import pathlib
 import platform
 import re
 import statistics
+import subprocess
 import sys
 import time
 
@@ -107,6 +108,13 @@ def compile_all(directory: pathlib.Path, dry_run: bool, models=None,
     for name, kwargs in chosen.items():
         source = directory / f"{name}.pt"
         specs = measure.save_zoo_model(name, kwargs, source)
+        # The IR of each plan (and of the model unplanned), for predicting
+        # them again once the GPU has measured its kernels (repredict).
+        measure.compile_model(
+            source, directory / f"{name}.baseline.pt", specs,
+            ["--analyze-only", "--emit-mlir",
+             str(directory / f"{name}.baseline.mlir")] + COMMON)
+        (directory / f"{name}.baseline.pt").unlink()
         for variant, args in VARIANTS.items():
             out = directory / f"{name}.{variant}.pt"
             entry = {"model": name, "kwargs": kwargs, "variant": variant,
@@ -115,7 +123,9 @@ def compile_all(directory: pathlib.Path, dry_run: bool, models=None,
             try:
                 report = measure.compile_model(
                     source, out, specs,
-                    args + COMMON + marks_args + ["--emit-stubs", str(stubs)])
+                    args + COMMON + marks_args +
+                    ["--emit-stubs", str(stubs), "--emit-mlir",
+                     str(directory / f"{name}.{variant}.mlir")])
                 source_file = stubs / f"{name}.stubs.cpp"
                 text = source_file.read_text()
                 sites = len(re.findall(r"^// site\d+: ", text, re.M))
@@ -615,6 +625,77 @@ def run_all(directory: pathlib.Path, out: pathlib.Path, device: str) -> int:
     return 0 if not failed and pack_ok else 1
 
 
+# ---------------------------------------------------------------------------
+# Back on the CPU side: the same plans predicted with the GPU's marks
+# ---------------------------------------------------------------------------
+
+def predicted_peak(mlir: pathlib.Path, marks, device: str) -> int:
+    """The peak memopt-opt predicts for the IR's forward with `marks` (a
+    file, or None) on its convolutions (the report's model, the same
+    stamped options)."""
+    apply = [f"--memopt-apply-kernel-marks=file={marks} device={device}"] \
+        if marks else []
+    result = subprocess.run(
+        [str(measure.tool_path("memopt-opt")), str(mlir), *apply,
+         "--memopt-test-memory-model", "-o", "/dev/null"],
+        capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr.strip().splitlines()[-1])
+    text = result.stdout + result.stderr
+    block = text.split("memory-model @forward", 1)
+    match = re.search(r"^\s*peak (\d+)", block[-1], re.M)
+    if len(block) < 2 or not match:
+        raise RuntimeError(f"no peak for @forward in memopt-opt's output "
+                           f"of {mlir.name}")
+    return int(match.group(1))
+
+
+def repredict(directory: pathlib.Path, out: pathlib.Path,
+              device: str) -> int:
+    """Predicts every plan a GPU run measured (OUT/gpu-check.json) again,
+    from its IR, with the convolution marks that run measured
+    (OUT/cuda-kernel-marks.txt); writes OUT/repredict.md. The plans are
+    the ones measured, so the comparison is like for like; that each IR
+    predicts, without the marks, what its report said is checked."""
+    result = json.loads((out / "gpu-check.json").read_text())
+    marks = out / KERNEL_MARKS
+    rows = ["| model | plan | measured MiB | predicted MiB (error) | with "
+            "the GPU's marks (error) |", "|---|---|---|---|---|"]
+    failed, done = 0, set()
+    for e in result["entries"]:
+        runs = []
+        if e["model"] not in done and e.get("eager"):
+            done.add(e["model"])
+            runs.append(("eager", f"{e['model']}.baseline.mlir",
+                         e["eager"]["peak"], e.get("predicted_baseline")))
+        if "measured" in e:
+            runs.append((e["variant"], f"{e['model']}.{e['variant']}.mlir",
+                         e["measured"]["peak"], e["predicted"]))
+        for plan, name, measured, before in runs:
+            try:
+                # The IR must be the plan the report predicted.
+                again = predicted_peak(directory / name, None, device)
+                if before is not None and again != before:
+                    raise RuntimeError(f"{name} predicts {again} B without "
+                                       f"marks, the report {before} B")
+                after = predicted_peak(directory / name, marks, device)
+                cell = f"{mib(after)} ({percent(after, measured)})"
+            except (RuntimeError, OSError) as err:
+                failed += 1
+                cell = f"FAILED: {err}"
+            earlier = (f"{mib(before)} ({percent(before, measured)})"
+                       if before is not None else "—")
+            rows.append(f"| {e['model']} | {plan} | {mib(measured)} | "
+                        f"{earlier} | {cell} |")
+    text = (f"Plans measured on {result['device_name']} ({result['date']}), "
+            f"predicted again with the convolution marks measured there "
+            f"(`{marks.name}`).\n\n" + "\n".join(rows) + "\n")
+    (out / "repredict.md").write_text(text)
+    print(text)
+    print(f"{len(rows) - 2 - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
 def main(argv) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -629,7 +710,14 @@ def main(argv) -> int:
     r.add_argument("directory", type=pathlib.Path)
     r.add_argument("out", type=pathlib.Path)
     r.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    p = sub.add_parser("repredict")
+    p.add_argument("directory", type=pathlib.Path)
+    p.add_argument("out", type=pathlib.Path)
+    p.add_argument("--marks-device", default="cuda",
+                   help="the device the marks file names (cpu: dry run)")
     args = parser.parse_args(argv)
+    if args.command == "repredict":
+        return repredict(args.directory, args.out, args.marks_device)
     if args.command == "compile":
         return compile_all(args.directory, args.dry_run,
                            args.models.split(",") if args.models else None,

@@ -12,6 +12,8 @@
 #       DIR; writes OUT/gpu-check.md (+ .json and logs; default DIR/out) and
 #       OUT/cuda-kernel-marks.txt (the plans' convolutions measured there),
 #       which MEMOPT_GPU_KERNEL_MARKS=FILE hands to the next compile.
+#   scripts/gpu-check.sh repredict [DIR] [OUT] [torch2]   back here: the
+#       measured plans predicted again with those marks (OUT/repredict.md).
 #   scripts/gpu-check.sh dry-run [DIR]     CI, no GPU: both halves on the CPU at
 #       small sizes (the runtime half configures the runtime-only build and
 #       uses build/'s runtime), so the script cannot rot.
@@ -127,9 +129,24 @@ dry-run)
   /usr/bin/python3 "$ROOT/bench/cuda_kernel_probe.py" \
     "$DIR/kernel-requests.jsonl" --out "$OUT/cuda-kernel-marks.txt" --device cpu
   /usr/bin/python3 "$ROOT/bench/gpu_check.py" run "$DIR" "$OUT" --device cpu
+  /usr/bin/python3 "$ROOT/bench/gpu_check.py" repredict "$DIR" "$OUT" \
+    --marks-device cpu
+  ;;
+repredict)
+  # Back here after the GPU half: its plans predicted again with the
+  # convolution marks it measured (OUT/repredict.md). The compile half's
+  # build (torch2: the Debian 13 root's) has memopt-opt.
+  OUT="$(realpath -m "${3:-$DIR/out}")"
+  if [ "${4:-}" = torch2 ]; then
+    "$ROOT/scripts/test-torch2.sh" --run /usr/bin/python3 \
+      "$ROOT/bench/gpu_check.py" repredict "$DIR" "$OUT"
+  else
+    MEMOPT_BUILD_DIR="$ROOT/build" /usr/bin/python3 \
+      "$ROOT/bench/gpu_check.py" repredict "$DIR" "$OUT"
+  fi
   ;;
 *)
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
   ;;
 esac

@@ -13,6 +13,7 @@
 #include "memopt/Dialect/MemoptDialect.h"
 #include "memopt/Planning/BaselineStamp.h"
 #include "memopt/Planning/Budget.h"
+#include "memopt/Probe/DeviceKernelMarks.h"
 #include "memopt/Probe/KernelProbe.h"
 #include "memopt/Support/QuotedText.h"
 #include "memopt/Transforms/Passes.h"

@@ -15,29 +15,7 @@
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
 
-#include <sstream>
-
 using namespace ::memopt::probe;
-
-std::string ConvolutionCall::key() const {
-  std::ostringstream os;
-  auto list = [&](const std::vector<int64_t> &values) {
-    writeKeyList(os, values);
-  };
-  os << static_cast<int>(form) << ':' << static_cast<int>(element) << ':';
-  list(input);
-  list(weight);
-  os << bias;
-  list(stride);
-  list(padding);
-  list(dilation);
-  list(outputPadding);
-  os << paddingMode << ':' << transposed << ':' << groups << ':' << threads;
-  // Contiguous calls keep the keys earlier caches wrote.
-  if (channelsLastInput)
-    os << ":channels_last";
-  return os.str();
-}
 
 /// The ATen entry point TorchScript calls for this form.
 static at::Tensor run(const ConvolutionCall &call, const at::Tensor &input,

@@ -16,20 +16,12 @@
 #define MEMOPT_LIB_PROBE_PROBECACHE_H
 
 #include "ConvolutionCall.h"
+#include "MarksLine.h"
 
 #include <string>
 #include <unordered_map>
 
 namespace memopt::probe {
-
-/// One measurement as a line of a marks file (without the newline):
-/// `<context>\t<call key>\t<forward> <backward x4>[ <saved> <retained>]`.
-/// The context names what picked the kernels (no tabs).
-std::string formatMarksLine(const std::string &context, const std::string &key,
-                            const KernelMarks &marks);
-/// Reads a line written by formatMarksLine; false when it does not parse.
-bool parseMarksLine(const std::string &line, std::string &context,
-                    std::string &key, KernelMarks &marks);
 
 class ProbeCache {
 public:

@@ -15,8 +15,6 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
-#include <string>
-
 namespace mlir::memopt {
 
 struct TorchScriptSource;
@@ -47,35 +45,6 @@ struct KernelProbeSummary {
 /// training).
 FailureOr<KernelProbeSummary>
 probeKernelHighWaters(ModuleOp module, const KernelProbeOptions &options);
-
-/// Kernel marks for a device this machine cannot run (a GPU), measured
-/// there by `bench/cuda_kernel_probe.py` and kept in a marks file.
-struct DeviceKernelMarksOptions {
-  /// "cuda": the context every line of the file must name.
-  std::string device;
-  /// The marks file (one device's lines); empty: none.
-  std::string marksPath;
-  /// Where to append, one JSON object per line, each convolution call
-  /// whose marks the file lacks, for the device's probe to measure;
-  /// empty: nowhere.
-  std::string requestsPath;
-};
-
-struct DeviceKernelMarksSummary {
-  std::string context;    // what picked the kernels, as the file names it
-  unsigned applied = 0;   // ops that took every mark they need
-  unsigned requested = 0; // distinct calls the file lacks some mark of
-  unsigned skipped = 0;   // ops left unpriced (shape or args unknown)
-};
-
-/// Sets the `high_water` of each convolution in `module` whose call the
-/// marks file has measured (the gradient mask training asks for, as the
-/// CPU probe does) and writes the calls it lacks to the requests file. On
-/// failure (a file that cannot be read or written, lines of another device
-/// or of several) returns failure with a one-line `error`.
-FailureOr<DeviceKernelMarksSummary>
-applyDeviceKernelMarks(ModuleOp module, const DeviceKernelMarksOptions &options,
-                       std::string &error);
 
 /// While alive, a crash inside PyTorch as the probe runs `op` (a `what`:
 /// "convolution", "recurrent layer"...) prints one line naming the op's

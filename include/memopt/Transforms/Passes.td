@@ -318,6 +318,31 @@ def SplitRecurrentLayers : Pass<"memopt-split-recurrent-layers", "::mlir::func::
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }
 
+def ApplyKernelMarks : Pass<"memopt-apply-kernel-marks", "::mlir::ModuleOp"> {
+  let summary = "Price convolutions from kernel marks measured on the GPU";
+  let description = [{
+    Sets the `high_water` of every convolution whose call (static shapes,
+    constant arguments, and the gradients training asks of it) the marks
+    file has, as `memopt-compile --kernel-marks` does: the file is what
+    `bench/cuda_kernel_probe.py` (or `memopt.wrap`) measured on the GPU,
+    one device's lines in the kernel probe's format. With `requests`, the
+    calls the file lacks are appended there as JSON lines. For predicting
+    a plan already made (its IR, `memopt-compile --emit-mlir`) with marks
+    measured later: `memopt-opt plan.mlir
+    --memopt-apply-kernel-marks="file=M" --memopt-test-memory-model`. A
+    file of another device or of several, a damaged line or a missing file
+    is an error at the module.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", "\"\"",
+           "The marks file (one device's lines)">,
+    Option<"device", "device", "std::string", "\"cuda\"",
+           "The device every line's context must name">,
+    Option<"requests", "requests", "std::string", "\"\"",
+           "Append the calls the file lacks here (JSON lines)">,
+  ];
+}
+
 def ChunkWeightGradients : Pass<"memopt-chunk-weight-gradients", "::mlir::func::FuncOp"> {
   let summary = "Add large linear weight gradients into `.grad` a row block at a time";
   let description = [{

@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConvolutionCallFromIR.h"
-#include "ProbeCache.h"
+#include "MarksLine.h"
 
 #include "memopt/Dialect/MemoptAttrs.h"
-#include "memopt/Probe/KernelProbe.h"
+#include "memopt/Probe/DeviceKernelMarks.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"

@@ -33,7 +33,7 @@ struct ConvolutionCall {
   bool transposed = false;
   int64_t groups = 1;
   bool channelsLastInput = false; // the input has channels-last strides
-  int threads = 1; // intra-op threads the kernels run with
+  int threads = 1;                // intra-op threads the kernels run with
 
   /// Everything above, as a key for reusing a measurement.
   std::string key() const;
