@@ -96,11 +96,12 @@ def compile_all(directory: pathlib.Path, dry_run: bool, models=None,
     convolution call it lacks goes to kernel-requests.jsonl, which the GPU
     half measures."""
     directory.mkdir(parents=True, exist_ok=True)
-    requests = directory / KERNEL_REQUESTS
-    marks_args = ["--kernel-requests", str(requests)]
-    if kernel_marks:
-        marks_args += ["--kernel-marks", str(pathlib.Path(kernel_marks)
-                                             .resolve())]
+    # The unplanned IR takes the marks too: repredict checks that each IR
+    # predicts, without new marks, what its report said.
+    marks_in = ["--kernel-marks", str(pathlib.Path(kernel_marks).resolve())] \
+        if kernel_marks else []
+    marks_args = ["--kernel-requests", str(directory / KERNEL_REQUESTS)] + \
+        marks_in
     entries = []
     chosen = DRY_MODELS if dry_run else {
         name: dict(kwargs, batch=kwargs["batch"] * batch_scale)
@@ -113,7 +114,7 @@ def compile_all(directory: pathlib.Path, dry_run: bool, models=None,
         measure.compile_model(
             source, directory / f"{name}.baseline.pt", specs,
             ["--analyze-only", "--emit-mlir",
-             str(directory / f"{name}.baseline.mlir")] + COMMON)
+             str(directory / f"{name}.baseline.mlir")] + COMMON + marks_in)
         (directory / f"{name}.baseline.pt").unlink()
         for variant, args in VARIANTS.items():
             out = directory / f"{name}.{variant}.pt"

@@ -138,6 +138,9 @@ repredict)
   # build (torch2: the Debian 13 root's) has memopt-opt.
   OUT="$(realpath -m "${3:-$DIR/out}")"
   if [ "${4:-}" = torch2 ]; then
+    # The compile half built only memopt-compile there.
+    "$ROOT/scripts/test-torch2.sh" --run bash -c \
+      'cmake --build "$MEMOPT_BUILD_DIR" --target memopt-opt' >/dev/null
     "$ROOT/scripts/test-torch2.sh" --run /usr/bin/python3 \
       "$ROOT/bench/gpu_check.py" repredict "$DIR" "$OUT"
   else

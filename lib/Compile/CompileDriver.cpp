@@ -408,16 +408,14 @@ int mlir::memopt::runCompile(const CompileOptions &options,
       printer.error(error);
       return 1;
     }
-    report.deviceMarks = DeviceMarksReport{
-        options.kernelMarksPath.empty() ? ""
-                                        : absolutePath(options.kernelMarksPath),
-        marked->context,
-        options.kernelRequestsPath.empty()
-            ? ""
-            : absolutePath(options.kernelRequestsPath),
-        marked->applied,
-        marked->requested,
-        marked->skipped};
+    // absolutePath keeps an empty path (an option not given) empty.
+    report.deviceMarks =
+        DeviceMarksReport{absolutePath(options.kernelMarksPath),
+                          marked->context,
+                          absolutePath(options.kernelRequestsPath),
+                          marked->applied,
+                          marked->requested,
+                          marked->skipped};
   }
   report.model = absolutePath(options.inputPath);
   report.output = absolutePath(options.outputPath);

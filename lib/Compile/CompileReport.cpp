@@ -468,15 +468,9 @@ public:
         json.attribute("kernel_probe", nullptr);
       if (const std::optional<DeviceMarksReport> &marks = report.deviceMarks)
         json.attributeObject("device_kernel_marks", [&] {
-          auto pathOrNull = [&](StringRef name, const std::string &path) {
-            if (path.empty())
-              json.attribute(name, nullptr);
-            else
-              json.attribute(name, text(path));
-          };
-          pathOrNull("file", marks->file);
-          pathOrNull("context", marks->context);
-          pathOrNull("requests_file", marks->requestsFile);
+          nullableString("file", marks->file);
+          nullableString("context", marks->context);
+          nullableString("requests_file", marks->requestsFile);
           json.attribute("applied", int64_t(marks->applied));
           json.attribute("requested", int64_t(marks->requested));
           json.attribute("skipped", int64_t(marks->skipped));

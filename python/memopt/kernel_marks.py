@@ -294,12 +294,10 @@ class WrapMarks:
                        [f"exit {result.returncode}"])[-1]
                 raise RuntimeError(why)
             lines = out.read_text().splitlines()
-        foreign = [line for line in lines
-                   if line.split("\t", 1)[0] != self.context]
+        foreign = {line.split("\t", 1)[0] for line in lines} - {self.context}
         if foreign:
-            raise RuntimeError(f"{PROG} measured under "
-                               f"'{foreign[0].split(chr(9), 1)[0]}', not "
-                               f"'{self.context}'")
+            raise RuntimeError(f"{PROG} measured under '{min(foreign)}', "
+                               f"not '{self.context}'")
         self.file.parent.mkdir(parents=True, exist_ok=True)
         with open(self.file, "a") as marks:
             marks.write("".join(line + "\n" for line in lines))

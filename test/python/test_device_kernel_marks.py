@@ -278,20 +278,25 @@ class StandInMarks(kernel_marks.WrapMarks):
         return len(asked)
 
 
-def test_wrap_compiles_again_with_the_marks_it_measured(tmp_path,
-                                                        monkeypatch):
-    """The first compile of a CUDA model asks for its convolutions' marks;
-    wrap measures them and compiles again with them; the next compile finds
-    them all in the cache folder and runs once."""
-    cls, shape = MODELS["convs2d"]
+def cuda_compiler(name, tmp_path):
+    """wrap's Compiler for MODELS[name], planned for --device cuda."""
+    cls, shape = MODELS[name]
     torch.manual_seed(0)
     model = cls()
     options = make_options(model, budget=None, prefer="memory",
                            device="cuda", checkpoint=None, no_checkpoint=None,
                            assume_binary=None, world_size=1)
     signatures = collect_signatures(model, torch.randn(*shape), None)
-    compiler = Compiler(model, signatures, options, tmp_path / "cache",
-                        verbose=False)
+    return model, Compiler(model, signatures, options, tmp_path / "cache",
+                           verbose=False)
+
+
+def test_wrap_compiles_again_with_the_marks_it_measured(tmp_path,
+                                                        monkeypatch):
+    """The first compile of a CUDA model asks for its convolutions' marks;
+    wrap measures them and compiles again with them; the next compile finds
+    them all in the cache folder and runs once."""
+    model, compiler = cuda_compiler("convs2d", tmp_path)
     stand_in = StandInMarks(tmp_path / "cache")
     monkeypatch.setattr(Compiler, "_marks", lambda self: stand_in)
     runs = []
@@ -319,14 +324,7 @@ def test_wrap_compiles_again_with_the_marks_it_measured(tmp_path,
 
 
 def test_wrap_keeps_its_plan_when_measuring_fails(tmp_path, monkeypatch):
-    cls, shape = MODELS["convs1d"]
-    model = cls()
-    options = make_options(model, budget=None, prefer="memory",
-                           device="cuda", checkpoint=None, no_checkpoint=None,
-                           assume_binary=None, world_size=1)
-    compiler = Compiler(model, collect_signatures(model, torch.randn(*shape),
-                                                  None),
-                        options, tmp_path / "cache", verbose=False)
+    model, compiler = cuda_compiler("convs1d", tmp_path)
     failing = StandInMarks(tmp_path / "cache")
 
     def fail(requests, timeout=600):
@@ -345,14 +343,7 @@ def test_wrap_keeps_its_plan_when_measuring_fails(tmp_path, monkeypatch):
 
 def test_wrap_measures_again_when_its_marks_file_is_damaged(tmp_path,
                                                             monkeypatch):
-    cls, shape = MODELS["convs1d"]
-    model = cls()
-    options = make_options(model, budget=None, prefer="memory",
-                           device="cuda", checkpoint=None, no_checkpoint=None,
-                           assume_binary=None, world_size=1)
-    compiler = Compiler(model, collect_signatures(model, torch.randn(*shape),
-                                                  None),
-                        options, tmp_path / "cache", verbose=False)
+    model, compiler = cuda_compiler("convs1d", tmp_path)
     stand_in = StandInMarks(tmp_path / "cache")
     stand_in.file.parent.mkdir(parents=True)
     stand_in.file.write_text(f"{stand_in.context}\tkey\t12 -1 -1 -1 -")
