@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Does this PyTorch compute convolution input gradients correctly here?
+"""Does this PyTorch compute convolution gradients correctly here?
 
-Compares the input gradient of float32 convolutions (oneDNN's kernels on
-x86) with a float64 reference (torch.nn.grad.conv{2,3}d_input), three calls
-per case. On this project's machines Debian 13's PyTorch 2.6 (oneDNN 3.7.2)
+Compares the input and weight gradients of float32 convolutions (oneDNN's
+kernels on x86) with a float64 reference (torch.nn.grad.conv{2,3}d_input
+and _weight), three calls per case. On this project's machines Debian 13's PyTorch 2.6 (oneDNN 3.7.2)
 gets them wrong, even NaN: its AVX-512 kernels for 2-d convolutions with 16
 input channels or more, and, with ONEDNN_MAX_CPU_ISA=AVX2, 3-d convolutions
 with 3 input channels; both crash (SIGFPE) on a strided 1x1 convolution
@@ -26,25 +26,41 @@ CASES = [  # name, input shape, weight shape, stride, padding
 ]
 
 
-def worst_error(input_shape, weight_shape, stride, padding):
+def worst(a, b):
+    """The larger of two errors, NaN if either is."""
+    return a if a != a or b != b else max(a, b)
+
+
+def worst_errors(input_shape, weight_shape, stride, padding):
+    """The largest input-gradient and weight-gradient errors of a case."""
     import torch
     import torch.nn.functional as F
     three_d = len(input_shape) == 5
     conv = F.conv3d if three_d else F.conv2d
-    reference_grad = (torch.nn.grad.conv3d_input if three_d
-                      else torch.nn.grad.conv2d_input)
-    worst = 0.0
+    grad = torch.nn.grad
+    input_reference = grad.conv3d_input if three_d else grad.conv2d_input
+    weight_reference = grad.conv3d_weight if three_d else grad.conv2d_weight
+    errors = [0.0, 0.0]
     for _ in range(3):
         x = torch.randn(*input_shape, requires_grad=True)
-        weight = torch.randn(*weight_shape)
+        weight = torch.randn(*weight_shape, requires_grad=True)
         out = conv(x, weight, None, stride, padding)
         grad_out = torch.randn_like(out)
         out.backward(grad_out)
-        reference = reference_grad(x.shape, weight.double(), grad_out.double(),
-                                   stride=stride, padding=padding)
-        error = (x.grad.double() - reference).abs().max().item()
-        worst = error if error != error or worst != worst else max(worst, error)
-    return worst
+        references = (
+            input_reference(x.shape, weight.double(), grad_out.double(),
+                            stride=stride, padding=padding),
+            weight_reference(x.double(), weight.shape, grad_out.double(),
+                             stride=stride, padding=padding))
+        for i, (got, reference) in enumerate(zip((x.grad, weight.grad),
+                                                 references)):
+            # A weight gradient sums over the batch and the image: its
+            # error is relative to its largest value (an input gradient's,
+            # as before, absolute).
+            scale = max(reference.abs().max().item(), 1.0) if i else 1.0
+            error = (got.double() - reference).abs().max().item() / scale
+            errors[i] = worst(errors[i], error)
+    return errors
 
 
 def run_cases(first):
@@ -53,7 +69,7 @@ def run_cases(first):
     torch.set_num_threads(1)
     torch.manual_seed(0)
     for index in range(first, len(CASES)):
-        print(index, worst_error(*CASES[index][1:]), flush=True)
+        print(index, *worst_errors(*CASES[index][1:]), flush=True)
 
 
 def main():
@@ -65,11 +81,12 @@ def main():
         for line in child.stdout.split("\n"):
             if not line:
                 continue
-            index, worst = line.split()
+            index, *errors = line.split()
             first = int(index) + 1
-            if not float(worst) <= 1e-3:  # also NaN
-                wrong.append(f"{CASES[int(index)][0]} "
-                             f"(max error {float(worst):.3g})")
+            for gradient, error in zip(("input", "weight"), map(float, errors)):
+                if not error <= 1e-3:  # also NaN
+                    wrong.append(f"{CASES[int(index)][0]}, {gradient} "
+                                 f"gradient (max error {error:.3g})")
         if child.returncode == 0:
             break
         if child.returncode > 0 or first >= len(CASES):
@@ -79,7 +96,7 @@ def main():
         wrong.append(f"{CASES[first][0]} (crashes: {crash})")
         first += 1
     if wrong:
-        print("convolution input gradients are wrong here: " + ", ".join(wrong))
+        print("convolution gradients are wrong here: " + ", ".join(wrong))
         sys.exit(1)
 
 

@@ -90,12 +90,20 @@ def train_beside_eager(cls, sample, tmp_path):
     PyTorch's oneDNN convolutions are wrong (MEMOPT_TEST_ONEDNN_WRONG:
     their results vary from run to run, NaN at times), both sides run on
     PyTorch's native kernels."""
-    # Restored after: tests that measure memory run oneDNN's kernels, as
-    # memopt-compile's probe does.
-    native = bool(os.environ.get("MEMOPT_TEST_ONEDNN_WRONG"))
-    with torch.backends.mkldnn.flags(
-            enabled=torch.backends.mkldnn.enabled and not native):
+    with right_convolutions():
         _train_beside_eager(cls, sample, tmp_path)
+
+
+def right_convolutions():
+    """A context in which eager convolutions can be trusted: where this
+    PyTorch's oneDNN is wrong (MEMOPT_TEST_ONEDNN_WRONG, set by
+    scripts/test-torch2.sh from scripts/onednn_check.py), PyTorch's native
+    kernels, else unchanged. For tests that train a model beside eager in
+    their own process; restored after, since tests that measure memory run
+    oneDNN's kernels, as memopt-compile's probe does."""
+    native = bool(os.environ.get("MEMOPT_TEST_ONEDNN_WRONG"))
+    return torch.backends.mkldnn.flags(
+        enabled=torch.backends.mkldnn.enabled and not native)
 
 
 def _train_beside_eager(cls, sample, tmp_path):
