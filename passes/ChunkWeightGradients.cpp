@@ -4,17 +4,18 @@
 // gradient accumulation), autograd computes a linear layer's weight
 // gradient as a new weight-sized tensor and then adds it into `.grad`: for a
 // large classifier (VGG's 25088 x 4096 floats) that temporary is the whole
-// step's peak, and no recompute or compression touches it. Computing it a
-// block of output rows at a time and adding each block into `.grad` holds
-// one block instead. Row r of the gradient is grad[:, r]^T x over the same
-// rows either way, so `.grad` gets the same bits.
+// step's peak, and no recompute or compression touches it. Where `.grad`
+// holds +0 (zero_grad), the runtime writes the product straight into it
+// and adds +0: the same product, so the same bits, and +0 + p's bits.
+// (Blocks of output rows, each added into `.grad`, matched eager only with
+// the reference BLAS: an optimized one sums a block in another order than
+// the whole product.)
 //
 // A weight one other op also uses (an LM head tied to its token embedding)
-// is chunked too: autograd would hold the head's whole gradient until the
+// is marked too: autograd would hold the head's whole gradient until the
 // embedding's backward, at the end of the step, and add their sum into
-// `.grad`. The runtime adds the head's blocks when `.grad` is all +0 (then
-// (0 + a) + b has the bits of 0 + (a + b)) and otherwise hands autograd the
-// whole gradient, as eager.
+// `.grad`. Written into a `.grad` of +0, the embedding's is added later:
+// (0 + a) + b has the bits of 0 + (a + b).
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Analysis/TensorBytes.h"
@@ -80,7 +81,7 @@ struct ChunkWeightGradients
         return;
       int64_t rows = type.getDimSize(0);
       int64_t rowBytes = getDeviceBytes(type) / std::max<int64_t>(rows, 1);
-      if (::memopt::runtime::getWeightGradBlockRows(rows, rowBytes) >= rows)
+      if (!::memopt::runtime::isWeightGradWorthWritingIntoGrad(rows, rowBytes))
         return;
       op.setBackwardAttr(BackwardKernelAttr::get(op.getContext(),
                                                  BackwardKernel::weight_rows));

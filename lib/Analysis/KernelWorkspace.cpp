@@ -28,7 +28,6 @@
 #include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/TensorBytes.h"
 #include "memopt/Runtime/BatchNormChunks.h"
-#include "memopt/Runtime/WeightGradChunks.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -348,9 +347,8 @@ mlir::memopt::getBlockedGradientBytes(TorchOp op, Value value,
       value != op.getOperandArg(1))
     return -1;
   RankedTensorType weight = op.getStaticTensorArg(1);
-  int64_t bytes = weight ? getDeviceBytes(weight) : -1;
-  if (bytes < 0 || weight.getRank() != 2 || weight.getDimSize(0) <= 0)
+  if (!weight || weight.getRank() != 2 || weight.getDimSize(0) <= 0)
     return -1;
-  int64_t rows = weight.getDimSize(0);
-  return ::memopt::runtime::getWeightGradBlockBytes(rows, bytes / rows);
+  // Written straight into `.grad`, which is resident: nothing more is held.
+  return 0;
 }

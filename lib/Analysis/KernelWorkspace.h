@@ -42,11 +42,11 @@ bool isMatrixProductConvolution(TorchOp op, int threads);
 int64_t getContiguousCopyBytes(TorchOp op, function_ref<bool(Value)> isContiguous,
                                const TrainingMemoryOptions &options);
 
-/// Bytes of `value`'s gradient that `op`'s backward holds at once: one row
-/// block for the weight of a linear layer marked
+/// Bytes of `value`'s gradient that `op`'s backward holds beyond `.grad`:
+/// none for the weight of a linear layer marked
 /// `backward = #memopt.backward<weight_rows>` while `.grad` stays allocated
-/// and no DDP reducer holds its accumulator (each block is added into
-/// `.grad`); -1 otherwise (the whole gradient).
+/// and no DDP reducer holds its accumulator (the runtime writes it into
+/// `.grad`, of +0 after zero_grad); -1 otherwise (the whole gradient).
 int64_t getBlockedGradientBytes(TorchOp op, Value value,
                                 const TrainingMemoryOptions &options);
 

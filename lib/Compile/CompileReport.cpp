@@ -10,7 +10,6 @@
 #include "memopt/Dialect/MemoptOps.h"
 #include "memopt/Dialect/MemoptTypes.h"
 #include "memopt/Runtime/BatchNormChunks.h"
-#include "memopt/Runtime/WeightGradChunks.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -325,14 +324,11 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
         std::string kind = stringifyBackwardKernel(kernel.getKernel()).str();
         std::string what = describeValue(op->getResult(0), names);
         if (kernel.getKernel() == BackwardKernel::weight_rows) {
-          // The whole weight gradient, or one block of its rows
-          // (WeightGradChunks.h).
+          // The whole weight gradient, or nothing beyond `.grad` (written
+          // into it).
           RankedTensorType weight = torchOp.getStaticTensorArg(1);
-          int64_t bytes = getDeviceBytes(weight);
-          int64_t rows = weight.getDimSize(0);
           report.backwardKernels.push_back(
-              {what, kind, bytes,
-               ::memopt::runtime::getWeightGradBlockBytes(rows, bytes / rows)});
+              {what, kind, getDeviceBytes(weight), 0});
         } else {
           // ATen's CPU kernel: one input-sized buffer; by channel: four
           // chunks (BatchNormChunks.h).

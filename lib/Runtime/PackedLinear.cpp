@@ -21,9 +21,11 @@
 //
 // memopt::linear_weight_rows is the same Function with the input kept as is
 // ("keep") or packed, whose weight gradient, where eager would add it whole
-// into an allocated `.grad`, is computed a block of output rows at a time
-// and each block added into `.grad` (WeightGradChunks.h): the same products
-// and the same additions, without the weight-sized temporary.
+// into a `.grad` of +0, is written straight into `.grad`: the same product
+// and the same bits, without the weight-sized temporary. (It was once added
+// a block of output rows at a time, hence the name; an optimized BLAS sums
+// a block in another order than the whole product, so blocks matched eager
+// only with the reference BLAS.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,13 +36,14 @@
 
 #include "memopt/Runtime/PackedInput.h"
 #include "memopt/Runtime/TorchCompat.h"
-#include "memopt/Runtime/WeightGradChunks.h"
 
 #include <ATen/ExpandUtils.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 
 namespace memopt::runtime {
 namespace {
@@ -57,7 +60,7 @@ struct LinearPackedState : torch::CustomClassHolder {
   bool packed = false;
   /// The input is saved as is (linear_weight_rows with "keep").
   bool kept = false;
-  /// Add the weight gradient into `.grad` by row blocks where possible.
+  /// Write the weight gradient into a `.grad` of +0 where possible.
   bool weightRows = false;
   LinearPath path = LinearPath::Mm;
   bool hasBias = false;
@@ -109,59 +112,54 @@ int64_t leadingNumel(at::IntArrayRef sizes, size_t trailing) {
   return n;
 }
 
-/// Every element of `t` is +0 (its bits, not its value: -0 is not).
+/// Every element of the contiguous CPU tensor `t` is +0 (its bits, not its
+/// value: -0 is not): every byte is zero. Read in place, stopping at the
+/// first other byte; an ATen reduction would allocate a mask a quarter of
+/// the weight's size.
 bool isPositiveZero(const at::Tensor &t) {
-  at::ScalarType bits;
-  switch (t.element_size()) {
-  case 2:
-    bits = at::kShort;
-    break;
-  case 4:
-    bits = at::kInt;
-    break;
-  case 8:
-    bits = at::kLong;
-    break;
-  default:
-    return false;
-  }
-  return !t.view(bits).any().item<bool>();
+  const auto *bytes = static_cast<const unsigned char *>(t.data_ptr());
+  const size_t count = t.numel() * t.element_size();
+  constexpr size_t kChunk = 4096;
+  static const unsigned char zeros[kChunk] = {};
+  for (size_t at = 0; at < count; at += kChunk)
+    if (std::memcmp(bytes + at, zeros, std::min(kChunk, count - at)) != 0)
+      return false;
+  return true;
 }
 
-/// Adds mm_mat2_backward's column-major product grad2^T x2 (the gradient
-/// of a contiguous `weight`) into `weight`'s `.grad`, a block of rows at a
-/// time, where that is what eager's AccumulateGrad would do with the whole
-/// product: a CPU leaf whose `.grad` is allocated with its dtype and sizes,
-/// reached by this call alone (directAccumulator), or by this call and one
-/// other while `.grad` is all +0. Returns false, having written nothing,
-/// otherwise.
-bool addWeightGradientByRows(const at::Tensor &grad2, const at::Tensor &x2,
-                             const at::Tensor &weight) {
+/// Writes mm_mat2_backward's product grad2^T x2 (the gradient of a
+/// contiguous `weight`, as a contiguous [out, in] matrix) straight into
+/// `weight`'s `.grad`, where eager's AccumulateGrad would add the whole
+/// product into it: a CPU leaf whose `.grad` is allocated, contiguous, with
+/// its dtype and sizes, and all +0 (zero_grad(set_to_none=False)), reached
+/// by this call alone (directAccumulator) or by this call and one other.
+/// The product is the call eager makes (same shapes and strides, so the
+/// same bits whatever the BLAS: an optimized one sums a block of the rows
+/// in another order than the whole product), and adding +0 afterwards
+/// gives +0 + p's bits, as eager's addition (a -0 becomes +0). Of a weight
+/// one more op uses (an LM head tied to its embedding), autograd sums the
+/// two gradients, then adds the sum into `.grad`; adding the other when
+/// autograd delivers it gives (0 + a) + b, the bits of 0 + (a + b).
+/// Returns false, having written nothing, otherwise: then eager's whole
+/// gradient is returned (a `.grad` that already holds a gradient, as in
+/// gradient accumulation, gets the weight-sized temporary as in eager).
+bool writeWeightGradientIntoGrad(const at::Tensor &grad2, const at::Tensor &x2,
+                                 const at::Tensor &weight) {
   if (!weight.device().is_cpu() || !weight.is_contiguous() ||
       !x2.device().is_cpu())
     return false;
   at::Tensor accumulated = weight.grad();
   if (!accumulated.defined() || accumulated.layout() != at::kStrided ||
+      !accumulated.is_contiguous() ||
       accumulated.scalar_type() != grad2.scalar_type() ||
       accumulated.sizes() != weight.sizes() || accumulated.requires_grad())
     return false;
-  // A weight one more op uses (an LM head tied to its embedding): autograd
-  // sums the two gradients, then adds the sum into `.grad`. Adding this one
-  // now and the other when autograd delivers it gives the same bits only
-  // from a `.grad` of +0 (zero_grad(set_to_none=False)): then
-  // 0 + (a + b) == (0 + a) + b, signed zeros included.
-  if (!directAccumulator(weight) &&
-      !(accumulatorWithConsumers(weight, 2) && isPositiveZero(accumulated)))
+  if (!directAccumulator(weight) && !accumulatorWithConsumers(weight, 2))
     return false;
-  const int64_t rows = weight.size(0);
-  const int64_t step = getWeightGradBlockRows(
-      rows, weight.size(1) * static_cast<int64_t>(grad2.element_size()));
-  const at::Tensor gradT = grad2.t();
-  for (int64_t first = 0; first < rows; first += step) {
-    const int64_t count = std::min(step, rows - first);
-    accumulated.narrow(0, first, count)
-        .add_(gradT.narrow(0, first, count).mm(x2));
-  }
+  if (!isPositiveZero(accumulated))
+    return false;
+  at::mm_out(accumulated, grad2.t(), x2);
+  accumulated.add_(0);
   return true;
 }
 
@@ -191,9 +189,9 @@ void matrixBackward(const LinearPackedState &state, const at::Tensor &grad,
     result[0] = dim == 2 ? g : dim == 1 ? g.squeeze(0) : g.reshape(x.sizes());
   }
   // Added into `.grad` already: nothing to return for the weight.
-  const bool addedByRows =
-      mask[1] && state.weightRows && addWeightGradientByRows(grad2, x2, weight);
-  if (mask[1] && !addedByRows)
+  const bool writtenIntoGrad = mask[1] && state.weightRows &&
+                               writeWeightGradientIntoGrad(grad2, x2, weight);
+  if (mask[1] && !writtenIntoGrad)
     result[1] = mmMat2Backward(grad2, x2, wt.sizes(), wt.strides()).t();
   if (mask[2])
     result[2] = at::sum_to(state.path == LinearPath::Addmm ? grad2 : grad,

@@ -5,7 +5,8 @@
 // RUN: memopt-opt %s --split-input-file --memopt-chunk-weight-gradients -memopt-test-memory-model -o /dev/null | FileCheck %s --check-prefix=MODEL
 
 // A classifier whose weight is 1024 x 8192 floats (32 KiB a row, 32 MiB):
-// its gradient goes into `.grad` in blocks of 128 rows (4 MiB).
+// its gradient is written straight into `.grad` (over four 4 MiB blocks of
+// rows).
 // CHECK-LABEL: func.func @large
 // CHECK: memopt.op "aten::linear"{{.*}}backward = #memopt.backward<weight_rows>
 // Planned, it stays: that gradient is the step's peak.
@@ -15,14 +16,14 @@
 // CUDA-NOT: backward =
 // CUDA: return
 // When the backward starts, the output and its gradient (32 KiB each) are
-// live; eager adds the 32 MiB weight gradient and the 4 KiB bias gradient,
-// by rows one 4 MiB block: 28 MiB less.
+// live; eager adds the 32 MiB weight gradient and the 4 KiB bias gradient;
+// written into `.grad`, only the bias gradient: 32 MiB less.
 // BASE-LABEL: memory-model @large
 // BASE: backward aten::linear live 33624064
 // BASE: peak 33624064 at backward aten::linear
 // MODEL-LABEL: memory-model @large
-// MODEL: backward aten::linear live 4263936
-// MODEL: peak 4263936 at backward aten::linear
+// MODEL: backward aten::linear live 69632
+// MODEL: peak 69632 at backward aten::linear
 func.func @large(%x: tensor<8x8192xf32>) -> tensor<8x1024xf32> {
   %w = memopt.param "fc.weight" : tensor<1024x8192xf32>
   %b = memopt.param "fc.bias" : tensor<1024xf32>
@@ -74,8 +75,8 @@ module attributes {memopt.world_size = 2 : i64} {
 
 // -----
 
-// Left alone: a weight two linears use directly (the runtime adds only one
-// gradient by rows), even through two reads of the parameter; a weight
+// Left alone: a weight two linears use directly (the runtime writes only
+// one gradient into `.grad`), even through two reads of the parameter; a weight
 // used three times; a frozen weight; one of exactly four blocks (1024 x
 // 4096 floats) and a small one; a weight that is not a parameter.
 // CHECK-LABEL: func.func @left_alone
@@ -124,21 +125,21 @@ func.func @not_at_peak(%x: tensor<8x8192xf32>, %big: tensor<64x1024x1024xf32>) -
 // An LM head tied to its token embedding (1024 x 8192 floats, 32 MiB):
 // autograd would hold the head's whole gradient from the head's backward
 // to the embedding's, at the end, then add their sum into `.grad`. The
-// head is marked; the runtime adds its blocks into a `.grad` of zeros and
-// the embedding's gradient after them (the same bits). Modelled: the head's
-// backward holds one 4 MiB block instead of 32 MiB, and nothing is held
+// head is marked; the runtime writes its gradient into a `.grad` of zeros
+// and the embedding's is added after it (the same bits). Modelled: the
+// head's backward holds nothing of its 32 MiB, and nothing is held
 // through the backward in between (the tanh's); the embedding's own dense
 // gradient stays.
 // CHECK-LABEL: func.func @tied_head
 // CHECK: memopt.op "aten::linear"{{.*}}backward = #memopt.backward<weight_rows>
 // Eager: the held 32 MiB through the tanh's backward, then the embedding's
-// 32 MiB and their 32 MiB sum: 96 MiB. By rows: 32 MiB, the embedding's.
+// 32 MiB and their 32 MiB sum: 96 MiB. Into `.grad`: 32 MiB, the embedding's.
 // BASE-LABEL: memory-model @tied_head
 // BASE: backward aten::linear live 34144256
 // BASE-NEXT: backward aten::tanh live 34406400
 // BASE: peak 100728832 at backward aten::embedding
 // MODEL-LABEL: memory-model @tied_head
-// MODEL: backward aten::linear live 4784128
+// MODEL: backward aten::linear live 589824
 // MODEL-NEXT: backward aten::tanh live 851968
 // MODEL: peak 33882112 at backward aten::embedding
 func.func @tied_head(%idx: tensor<8xi64>) -> tensor<8x1024xf32> {

@@ -48,9 +48,9 @@ def Memopt_BackwardKernel : I32EnumAttr<"BackwardKernel",
       // ATen's kernel a few channels at a time (batch-norm: its CPU kernel
       // allocates an input-sized buffer next to the input gradient).
       I32EnumAttrCase<"by_channel", 0>,
-      // A linear layer's weight gradient a block of output rows at a time,
-      // each added into the resident `.grad` (instead of one weight-sized
-      // temporary added at the end).
+      // A linear layer's weight gradient written straight into a resident
+      // `.grad` of +0 (instead of one weight-sized temporary added at the
+      // end). Named for the row blocks it was once added in.
       I32EnumAttrCase<"weight_rows", 1>,
     ]> {
   let genSpecializedAttr = 0;

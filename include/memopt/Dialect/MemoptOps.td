@@ -61,12 +61,13 @@ def Memopt_TorchOp : Memopt_Op<"op", [
 
     `backward = #memopt.backward<weight_rows>` (set by
     `memopt-chunk-weight-gradients` on an `aten::linear` with a large
-    parameter weight, when `.grad` stays allocated between steps) computes
-    the weight gradient a block of output rows at a time and adds each block
-    into the weight's `.grad` in place (`memopt::linear_weight_rows`),
-    instead of one weight-sized temporary that autograd adds at the end.
-    Each row of the gradient is the same product over the same rows of the
-    output gradient and the input, so `.grad` is unchanged, bit for bit.
+    parameter weight, when `.grad` stays allocated between steps) writes
+    the weight gradient straight into a `.grad` that holds +0 (after
+    `zero_grad(set_to_none=False)`) and adds +0 there
+    (`memopt::linear_weight_rows`), instead of one weight-sized temporary
+    that autograd adds at the end: the product eager computes, so `.grad`
+    is unchanged, bit for bit, whatever the BLAS. A `.grad` that already
+    holds a gradient (gradient accumulation) gets eager's temporary.
 
     `script` (set by the importer) carries control flow whose condition or
     trip count depends on tensor data, kept whole instead of folded: a

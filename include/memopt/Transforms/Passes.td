@@ -344,7 +344,7 @@ def ApplyKernelMarks : Pass<"memopt-apply-kernel-marks", "::mlir::ModuleOp"> {
 }
 
 def ChunkWeightGradients : Pass<"memopt-chunk-weight-gradients", "::mlir::func::FuncOp"> {
-  let summary = "Add large linear weight gradients into `.grad` a row block at a time";
+  let summary = "Write large linear weight gradients straight into `.grad`";
   let description = [{
     When `.grad` stays allocated between steps (`memopt.grad_buffers =
     "resident"` on the module or function: `zero_grad(set_to_none=False)`,
@@ -354,23 +354,26 @@ def ChunkWeightGradients : Pass<"memopt-chunk-weight-gradients", "::mlir::func::
     whose weight is a trainable parameter used by no other op (or by one
     other op that is not a linear layer: an LM head tied to its token
     embedding), with static
-    shapes, and whose gradient spans more than four row blocks of about 4 MiB
-    (include/memopt/Runtime/WeightGradChunks.h) gets
-    `backward = #memopt.backward<weight_rows>`: the runtime
-    (`memopt::linear_weight_rows`) computes the gradient a block of output
-    rows at a time and adds each block into `.grad`, so one block is live
-    instead of the whole gradient. Each block is the same product over the
-    same rows, so `.grad` gets the same bits; where the runtime finds
-    `.grad` not allocated, hooks on the weight, or another holder of its
+    shapes, and whose gradient is larger than four blocks of about 4 MiB of
+    rows (include/memopt/Runtime/WeightGradChunks.h) gets
+    `backward = #memopt.backward<weight_rows>`: where `.grad` holds +0
+    (zero_grad), the runtime (`memopt::linear_weight_rows`) writes the
+    product eager computes straight into it and adds +0, which gives eager's
+    `+0 + p` bit for bit whatever the BLAS, with no weight-sized temporary.
+    Where the runtime finds `.grad` not allocated or not all +0 (gradient
+    accumulation), hooks on the weight, or another holder of its
     accumulator (DDP), it returns the whole gradient as eager does. Of a
     tied weight autograd would hold the head's whole gradient until the
-    embedding's backward, then add their sum into `.grad`; the runtime adds
-    the head's blocks only into a `.grad` that is all +0 (zero_grad with
-    set_to_none=False), where (0 + a) + b has the bits of 0 + (a + b), and
-    otherwise returns the whole gradient. `memopt-insert-checkpoints` removes the
+    embedding's backward, then add their sum into `.grad`; the head's
+    written into a `.grad` of +0 and the embedding's added after give
+    (0 + a) + b, the bits of 0 + (a + b). (The gradient was once added a
+    block of output rows at a time, hence the mark's name: with an
+    optimized BLAS a block's product is summed in another order than the
+    whole product's, so only the reference BLAS gave eager's bits.)
+    `memopt-insert-checkpoints` removes the
     mark again when its plan's peak holds without it, and from linear
     layers it moves into a region. memopt-compile runs it for CPU plans
-    only (cuBLAS may reduce a block of rows in another order).
+    only.
   }];
   let dependentDialects = ["::mlir::memopt::MemoptDialect"];
 }

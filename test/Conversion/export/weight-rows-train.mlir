@@ -1,8 +1,8 @@
 // Linear layers marked backward = #memopt.backward<weight_rows> (one with
 // its binary input saved packed too) export as the runtime's
 // memopt::linear_weight_rows and train bit for bit like eager while `.grad`
-// stays allocated between steps (their weight gradients then go into `.grad`
-// by row blocks) and when it is set to None (the whole gradient, as eager).
+// stays allocated between steps (their weight gradients then go straight
+// into the zeroed `.grad`) and when it is set to None (the whole gradient, as eager).
 // The model and its IR are made by the script; this file has no IR.
 // RUN: %python %s.py %t memopt-translate | FileCheck %s
 // CHECK: ops.memopt.linear_weight_rows({{.*}}, "keep")

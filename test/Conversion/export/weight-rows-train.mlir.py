@@ -17,7 +17,7 @@ torch.ops.load_library(str(translate.parent.parent / "lib" / "libmemopt_runtime.
 
 
 class TwoHeads(nn.Module):
-    # 2560 x 2048 floats (8 KiB a row): five blocks of 512 rows each.
+    # 2560 x 2048 floats (8 KiB a row): over four 4 MiB blocks of rows.
     def __init__(self):
         super().__init__()
         self.fc1 = nn.Linear(2048, 2560)
