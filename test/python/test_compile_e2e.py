@@ -75,7 +75,7 @@ CASES: Dict[str, Case] = {
     "transformer_encoder": Case(dict(batch=8, seq=64, dim=64, ff=128,
                                      layers=4)),
     # Its peak is the 1024 x 8192 classifier weight's gradient (32 MiB),
-    # added into `.grad` by row blocks of 4 MiB with .grad resident.
+    # written straight into `.grad` with .grad resident.
     "conv_classifier": Case(dict(batch=4, image=64, hidden=1024),
                             memory_ratio=5.0),
 }
