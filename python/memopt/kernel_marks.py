@@ -213,6 +213,9 @@ def main(argv) -> int:
                         "repeatable results (gpu-check's comparison) runs")
     parser.add_argument("--benchmark", action="store_true",
                         help="cudnn.benchmark, as training that sets it runs")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="intra-op threads of a --device cpu measurement "
+                        "(they pick the CPU kernels; default 1)")
     args = parser.parse_args(argv)
     calls = read_requests(args.requests)
     if args.device == "cuda":
@@ -225,7 +228,7 @@ def main(argv) -> int:
         device = torch.device("cuda", args.cuda_device)
         meter = CudaMeter()
     else:
-        torch.set_num_threads(1)
+        torch.set_num_threads(max(args.threads, 1))
         device = torch.device("cpu")
         meter = CpuMeter()
     name = context(args.device, args.cuda_device)
@@ -259,6 +262,7 @@ class WrapMarks:
     def __init__(self, cache_root: pathlib.Path, index: int,
                  device: str = "cuda"):
         self.device, self.index = device, index
+        self.threads = torch.get_num_threads()
         self.context = context(device, index)
         digest = hashlib.sha256(self.context.encode()).hexdigest()[:16]
         self.file = pathlib.Path(cache_root) / "kernel-marks" / f"{digest}.txt"
@@ -284,6 +288,11 @@ class WrapMarks:
                 command.append("--deterministic")
             if torch.backends.cudnn.benchmark:
                 command.append("--benchmark")
+            if self.device == "cpu":
+                # The context names this process's thread count: the
+                # measuring process runs with it (PyTorch 2.x starts with
+                # one a core, 1.13 with one).
+                command += ["--threads", str(self.threads)]
             try:
                 result = subprocess.run(command, capture_output=True,
                                         text=True, timeout=timeout, env=env)

@@ -239,7 +239,19 @@ def test_missing_marks_file_and_cpu_device_fail_in_one_line(saved, tmp_path):
         assert flag in lines[0] and "--device cuda" in lines[0], lines
 
 
-def test_wrap_marks_are_measured_in_a_fresh_process(saved, tmp_path):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_wrap_marks_are_measured_in_a_fresh_process(saved, tmp_path, threads):
+    # The measuring process runs with this one's thread count, which the
+    # marks' context names (PyTorch 2.x starts with one thread a core).
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        marks_measured_in_a_fresh_process(saved, tmp_path)
+    finally:
+        torch.set_num_threads(before)
+
+
+def marks_measured_in_a_fresh_process(saved, tmp_path):
     name = "unet"
     requests = tmp_path / "requests.jsonl"
     compile_cuda(saved[name], MODELS[name][1], "--kernel-requests", requests)
