@@ -338,17 +338,13 @@ mlir::memopt::getBackwardHighWater(TorchOp op, bool inputGrad, bool weightGrad,
   return std::max(high, gx + gw + gb);
 }
 
-int64_t
-mlir::memopt::getBlockedGradientBytes(TorchOp op, Value value,
-                                      const TrainingMemoryOptions &options) {
+bool mlir::memopt::isGradientWrittenIntoGrad(
+    TorchOp op, Value value, const TrainingMemoryOptions &options) {
   BackwardKernelAttr kernel = op.getBackwardAttr();
   if (!kernel || kernel.getKernel() != BackwardKernel::weight_rows ||
       options.gradBuffers != GradBuffers::Resident || options.worldSize > 1 ||
       value != op.getOperandArg(1))
-    return -1;
+    return false;
   RankedTensorType weight = op.getStaticTensorArg(1);
-  if (!weight || weight.getRank() != 2 || weight.getDimSize(0) <= 0)
-    return -1;
-  // Written straight into `.grad`, which is resident: nothing more is held.
-  return 0;
+  return weight && weight.getRank() == 2 && weight.getDimSize(0) > 0;
 }

@@ -42,13 +42,14 @@ bool isMatrixProductConvolution(TorchOp op, int threads);
 int64_t getContiguousCopyBytes(TorchOp op, function_ref<bool(Value)> isContiguous,
                                const TrainingMemoryOptions &options);
 
-/// Bytes of `value`'s gradient that `op`'s backward holds beyond `.grad`:
-/// none for the weight of a linear layer marked
+/// Whether `op`'s backward writes `value`'s gradient straight into `.grad`,
+/// holding nothing beyond it: the weight of a linear layer marked
 /// `backward = #memopt.backward<weight_rows>` while `.grad` stays allocated
-/// and no DDP reducer holds its accumulator (the runtime writes it into
-/// `.grad`, of +0 after zero_grad); -1 otherwise (the whole gradient).
-int64_t getBlockedGradientBytes(TorchOp op, Value value,
-                                const TrainingMemoryOptions &options);
+/// and no DDP reducer holds its accumulator (the runtime writes it into a
+/// `.grad` of +0 after zero_grad). Otherwise the backward makes the whole
+/// gradient, as eager.
+bool isGradientWrittenIntoGrad(TorchOp op, Value value,
+                               const TrainingMemoryOptions &options);
 
 } // namespace mlir::memopt
 

@@ -870,21 +870,21 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
         bool fresh = newBuffer || node.viewWriteBytes > 0;
         Value target =
             index < node.gradTargets.size() ? node.gradTargets[index] : value;
-        int64_t blocked = -1;
+        // Written into a resident `.grad`: no bytes beyond it.
+        bool intoGrad = false;
         if (auto torchOp = dyn_cast<TorchOp>(node.op); torchOp && fresh)
-          blocked = getBlockedGradientBytes(torchOp, value, options);
-        unsigned grad = !fresh ? *incoming
-                        : blocked >= 0
-                            ? storage.newStorage(blocked)
-                            : storage.newStorage(bytesOf(value, node.op));
+          intoGrad = isGradientWrittenIntoGrad(torchOp, value, options);
+        unsigned grad = !fresh     ? *incoming
+                        : intoGrad ? storage.newStorage(0)
+                                   : storage.newStorage(bytesOf(value, node.op));
         storage.retain(grad);
         // A composite the probe measured (a cell: linears inside) may
         // hand its parameters' gradients through views: never taken as
         // added to in place.
-        if (fresh && blocked < 0 &&
+        if (fresh && !intoGrad &&
             (llvm::is_contained(node.viewGrads, value) || measuredComposite))
           viewGradStorages.insert(grad);
-        if (blocked >= 0 && addedIntoGrad(gradKey(value), grad, temps))
+        if (intoGrad && addedIntoGrad(gradKey(value), grad, temps))
           continue;
         bool reducedByAutograd = llvm::is_contained(node.reducedGrads, value);
         int64_t unreduced = fresh && !reducedByAutograd
