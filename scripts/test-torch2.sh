@@ -29,15 +29,7 @@ case "${1:-}" in
 esac
 
 # What scripts/setup.sh installs on Debian 12, under the same names.
-# But OpenBLAS: with it, PyTorch 2.x's matmul folds a linear layer's
-# transposed input only when the weight requires grad, and a checkpoint
-# region's forward runs on detached parameters, so a region around
-# attention computes other (equally rounded) bits than eager; the forward
-# check refuses those plans (docs/pytorch2.md, "OpenBLAS"). The reference
-# BLAS gives both calls the same bits. Until regions run with eager's
-# requires_grad flags, the 2.x suite runs on the reference BLAS.
-mapfile -t PACKAGES < <(grep -v '^#' "$ROOT/scripts/debian-packages.txt" |
-  grep . | grep -vx 'libopenblas0-openmp')
+mapfile -t PACKAGES < <(grep -v '^#' "$ROOT/scripts/debian-packages.txt" | grep .)
 PACKAGES=(ca-certificates "${PACKAGES[@]}")
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -188,6 +188,14 @@ private:
   /// Counts `op` against every hold made before it; ends the finished ones.
   void advanceCopyHolds(Operation *op);
   bool gradEnabled = true;
+  /// Inside the forward of this many region bodies, whose graph the runtime
+  /// drops at the region's end: what their ops save is no model's.
+  unsigned droppedGraphDepth = 0;
+  /// Whether ops simulated now record what they save in the model (the
+  /// forward of the step, outside region bodies).
+  bool recordsSaved(MemoryPhase phase) const {
+    return phase == MemoryPhase::Forward && droppedGraphDepth == 0;
+  }
 };
 } // namespace mlir::memopt
 

@@ -434,10 +434,10 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
           node.saved.push_back(id);
           counted = true;
         }
-      if (counted && phase == MemoryPhase::Forward)
+      if (counted && recordsSaved(phase))
         model.savedValues[op].push_back(value);
     }
-    if (phase == MemoryPhase::Forward)
+    if (recordsSaved(phase))
       model.savedBytes[op] = storage.getUniqueBytes(node.saved);
     for (auto [value, fresh] : node.grads)
       node.gradTargets.push_back(versionOf(value));
@@ -563,15 +563,31 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
     node.saved.push_back(storage.newStorage(rng));
     storage.retain(node.saved.back());
   }
-  // Forward of the body without grad: intermediates die at their last use.
+  // Forward of the body as eager runs it (grad on, the inputs requiring
+  // grad where they do: CheckpointFunction.cpp, runAsEager): what its ops
+  // save stays until the region's end, where the runtime drops the graph.
+  // Without grad, intermediates die at their last use.
   bool wasEnabled = gradEnabled;
-  gradEnabled = false;
+  gradEnabled = anyGrad;
+  // What the dropped graph noted for backward is no backward's: its
+  // parameter uses get no gradient, and its values' versions and gradient
+  // flags are the recompute's to note again.
+  DenseMap<StringAttr, unsigned> outerPending = pendingParamGrads;
+  DenseMap<Value, Value> outerVersions = latestVersion;
+  DenseSet<Value> outerGradValues = gradValues;
   for (auto [arg, input] : llvm::zip(body.getArguments(), cp.getInputs())) {
     storage.define(arg, storage.heldBy(input));
     inheritLayout(input, arg);
+    if (anyGrad && requiresGrad(input))
+      gradValues.insert(arg);
   }
-  std::vector<Node> none;
-  forwardBlock(body, phase, none);
+  std::vector<Node> dropped;
+  ++droppedGraphDepth;
+  forwardBlock(body, phase, dropped);
+  --droppedGraphDepth;
+  pendingParamGrads = std::move(outerPending);
+  latestVersion = std::move(outerVersions);
+  gradValues = std::move(outerGradValues);
   gradEnabled = wasEnabled;
   Operation *yield = body.getTerminator();
   for (auto [result, value] :
@@ -582,8 +598,11 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
   }
   for (Value value : yield->getOperands())
     storage.drop(value);
+  for (const Node &inner : dropped)
+    for (unsigned id : inner.saved)
+      storage.release(id);
   if (anyGrad) {
-    if (phase == MemoryPhase::Forward)
+    if (recordsSaved(phase))
       model.savedBytes[cp] = storage.getUniqueBytes(node.saved);
     nodes.push_back(std::move(node));
   }

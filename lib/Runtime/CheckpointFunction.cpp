@@ -1,13 +1,13 @@
 //===- CheckpointFunction.cpp - The checkpoint's autograd function --------===//
 //
-// Forward runs the region without recording a graph (grad mode on, as in
-// eager, on detached inputs) and saves only its inputs. Backward
-// restores them, reruns the region with grad under the forward's RNG and
-// autocast state, and differentiates the recomputed outputs with respect to
-// the restored inputs (parameters are ordinary inputs). The recomputed
-// outputs are dropped before that backward runs: it needs their autograd
-// edges, not their values, and what the region's own ops saved stays alive
-// through the ops' saved variables.
+// Forward runs the region as eager does, on leaves that alias the inputs
+// and require grad where they do, then drops the graph it recorded and
+// saves only the inputs. Backward restores them as the same leaves, reruns
+// the region under the forward's RNG and autocast state, and differentiates
+// the recomputed outputs with respect to them (parameters are ordinary
+// inputs). The recomputed outputs are dropped before that backward runs: it
+// needs their autograd edges, not their values, and what the region's own
+// ops saved stays alive through the ops' saved variables.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +50,39 @@ struct CheckpointCall {
 
 constexpr const char *kCheckpointStateKey = "memopt_checkpoint_state";
 
+/// The region's outputs as eager computes them. Kernels pick their
+/// algorithm by grad mode (oneDNN's LSTM/GRU on PyTorch 2.x: a training
+/// primitive with grad, an inference one without) and by which operands
+/// require grad (2.x's matmul folds a 3-d input into one mm when the matrix
+/// requires grad, and runs a bmm otherwise), and the bits differ with an
+/// optimized BLAS. So the region runs with grad, on leaves that require
+/// grad where the inputs do, exactly as the recompute's restored inputs.
+/// The graph this records holds what the region's ops save until the
+/// outputs are detached from it here: the region's eager footprint, for the
+/// length of its forward (the memory model counts it).
+variable_list runAsEager(const Region &region, at::TensorList inputs,
+                         c10::ArrayRef<c10::Scalar> scalars) {
+  AutocastCacheOff cacheOff;
+  at::AutoGradMode gradOn(true);
+  std::vector<at::Tensor> leaves;
+  leaves.reserve(inputs.size());
+  for (const at::Tensor &input : inputs) {
+    if (!input.defined()) {
+      leaves.push_back(input);
+      continue;
+    }
+    at::Tensor leaf = input.detach();
+    if (input.requires_grad())
+      leaf.requires_grad_(true);
+    leaves.push_back(std::move(leaf));
+  }
+  variable_list outputs = region.run(leaves, scalars);
+  for (at::Tensor &output : outputs)
+    if (output.defined())
+      output = output.detach();
+  return outputs;
+}
+
 struct CheckpointFunction
     : public torch::autograd::Function<CheckpointFunction> {
   static variable_list forward(AutogradContext *ctx, at::TensorList inputs,
@@ -70,21 +103,7 @@ struct CheckpointFunction
         ForwardState::capture(inputs, effects.nondeterministic);
     state->saved.save(inputs, *call.policies, state->name);
 
-    variable_list outputs;
-    {
-      AutocastCacheOff cacheOff;
-      // Eager runs the region's ops with grad enabled, and some kernels pick
-      // their algorithm by grad mode (oneDNN's LSTM/GRU on PyTorch 2.x: a
-      // training primitive with grad, an inference one without, other
-      // bits). So the region runs with grad too, on detached inputs: no op
-      // records a graph or saves a tensor.
-      at::AutoGradMode gradOn(true);
-      std::vector<at::Tensor> detached;
-      detached.reserve(inputs.size());
-      for (const at::Tensor &input : inputs)
-        detached.push_back(input.defined() ? input.detach() : input);
-      outputs = call.region->run(detached, call.scalars);
-    }
+    variable_list outputs = runAsEager(*call.region, inputs, call.scalars);
     ctx->save_for_backward(state->saved.takeKeptTensors());
     ctx->saved_data[kCheckpointStateKey] = c10::IValue::make_capsule(state);
     return outputs;

@@ -1,11 +1,12 @@
 // RUN: memopt-opt %s -memopt-test-memory-model -o /dev/null | FileCheck %s
 
 // A checkpoint region saves only its input h (4x256xf32 = 4096 bytes); relu
-// and sigmoid inside run without saving in forward and are recomputed, with
-// saving, in backward.
+// and sigmoid inside run in forward as eager runs them, saving, until the
+// region's end drops their graph, and are recomputed, with saving, in
+// backward.
 //   forward   linear   + h                                      = 4096
 //             relu     + r                                      = 8192
-//             sigmoid  + s, then r dies                         = 12288 -> 8192
+//             sigmoid  + s (r saved by relu until the end)     = 12288 -> 8192
 //   end of forward: h (kept by the region) + s (returned)       = 8192
 //   backward: + loss gradient of s                              = 12288
 //   recompute relu     + r' (saved)                             = 16384
@@ -114,4 +115,29 @@ func.func @strided_input(%x: tensor<4x8x32xf32>) -> tensor<8x4x64xf32> {
     memopt.yield %y : tensor<8x4x64xf32>
   }
   return %c : tensor<8x4x64xf32>
+}
+
+// What the body's ops save stays until the region's end, as the runtime's
+// forward records a graph there (eager's requires_grad flags) and drops it
+// at the end: r, saved by relu, is live beside s and t at the tanh
+// (h + r + s + t = 16384), where without a graph it would have died at the
+// sigmoid (12288). At the region's end only h and t stay.
+// CHECK-LABEL: memory-model @held_until_end
+// CHECK: forward aten::relu live 8192
+// CHECK-NEXT: forward aten::sigmoid live 12288
+// CHECK-NEXT: forward aten::tanh live 16384
+// CHECK-NEXT: forward checkpoint "blk" live 8192
+func.func @held_until_end(%x: tensor<4x16xf32>) -> tensor<4x256xf32> {
+  %w = memopt.param "fc.weight" : tensor<256x16xf32>
+  %h = memopt.op "aten::linear"(%x, %w) [#memopt.arg<0>, #memopt.arg<1>, #memopt.none]
+      : (tensor<4x16xf32>, tensor<256x16xf32>) -> tensor<4x256xf32>
+  %c = memopt.checkpoint "blk" (%h) policies [#memopt.keep]
+      : (tensor<4x256xf32>) -> tensor<4x256xf32> {
+  ^bb0(%a: tensor<4x256xf32>):
+    %r = memopt.op "aten::relu"(%a) [#memopt.arg<0>] : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %s = memopt.op "aten::sigmoid"(%r) [#memopt.arg<0>] : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t = memopt.op "aten::tanh"(%s) [#memopt.arg<0>] : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    memopt.yield %t : tensor<4x256xf32>
+  }
+  return %c : tensor<4x256xf32>
 }

@@ -16,6 +16,7 @@ the workspace formulas written for PyTorch 1.13's oneDNN.
 """
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -283,10 +284,30 @@ def test_probed_prediction_matches_measured(saved, runtime, name):
     assert abs(error) <= TOLERANCE, (name, predicted, measured)
 
 
+def runs_avx512_kernels() -> bool:
+    """Whether oneDNN runs its AVX-512 kernels here: the CPU has them and
+    ONEDNN_MAX_CPU_ISA does not hold them back."""
+    limit = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get(
+        "DNNL_MAX_CPU_ISA", "")).upper()
+    if limit and not limit.startswith("AVX512"):
+        return False
+    try:
+        flags = pathlib.Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return "avx512f" in flags
+
+
 @pytest.mark.skipif(not torch.__version__.startswith("1.13"),
                     reason="the workspace formulas describe PyTorch 1.13's "
                            "oneDNN; other releases allocate other buffers")
-@pytest.mark.parametrize("name", FORMULA_MODELS)
+@pytest.mark.parametrize("name", [
+    # The 2-d formulas describe oneDNN's AVX-512 kernels; its AVX2 ones
+    # allocate other buffers (a 3x3 weight gradient's GEMM: docs/pytorch2.md).
+    pytest.param(name, marks=pytest.mark.skipif(
+        name == "convs2d" and not runs_avx512_kernels(),
+        reason="oneDNN runs its AVX2 kernels here"))
+    for name in FORMULA_MODELS])
 def test_formulas_agree_with_probe_on_1_13(saved, name):
     probed, _ = analyze(saved[name], MODELS[name][1])
     modelled, ir = analyze(saved[name], MODELS[name][1],
