@@ -570,11 +570,13 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
   bool wasEnabled = gradEnabled;
   gradEnabled = anyGrad;
   // What the dropped graph noted for backward is no backward's: its
-  // parameter uses get no gradient, and its values' versions and gradient
-  // flags are the recompute's to note again.
+  // parameter uses get no gradient, and the versions of its values written
+  // in place are the recompute's to note again (from its own first op on).
+  // The gradient flags it gives the body's values are the ones the
+  // recompute gives them; an in-place write's chain stops at a body
+  // argument, so no value outside the body gets one.
   DenseMap<StringAttr, unsigned> outerPending = pendingParamGrads;
   DenseMap<Value, Value> outerVersions = latestVersion;
-  DenseSet<Value> outerGradValues = gradValues;
   for (auto [arg, input] : llvm::zip(body.getArguments(), cp.getInputs())) {
     storage.define(arg, storage.heldBy(input));
     inheritLayout(input, arg);
@@ -587,7 +589,6 @@ void MemorySimulator::forwardCheckpoint(CheckpointOp cp, MemoryPhase phase,
   --droppedGraphDepth;
   pendingParamGrads = std::move(outerPending);
   latestVersion = std::move(outerVersions);
-  gradValues = std::move(outerGradValues);
   gradEnabled = wasEnabled;
   Operation *yield = body.getTerminator();
   for (auto [result, value] :
