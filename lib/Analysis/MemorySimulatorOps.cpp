@@ -1045,15 +1045,17 @@ void MemorySimulator::backwardCheckpoint(Node &node) {
   for (Value value : yield->getOperands())
     storage.drop(value);
   backward(inner);
+  auto returned = std::move(collected);
+  collecting = std::move(outerCollecting);
+  collected = std::move(outerCollected);
+  // The inputs' gradients go to the enclosing backward: a parameter passed
+  // in from an enclosing region's body is that region's to collect.
   for (auto [input, arg] : llvm::zip(cp.getInputs(), body.getArguments()))
     if (auto it = gradOf.find(gradKey(arg)); it != gradOf.end()) {
       unsigned grad = it->second;
       gradOf.erase(it);
       giveGrad(input, grad, temps);
     }
-  auto returned = std::move(collected);
-  collecting = std::move(outerCollecting);
-  collected = std::move(outerCollected);
   storage.record(cp, MemoryPhase::Backward);
   for (unsigned id : temps)
     storage.release(id);

@@ -105,8 +105,8 @@ private:
   FailureOr<int64_t> predictQuietly(PlanApplier &applier,
                                     const ChainPlan &plan);
   /// The least-peak candidate below `best`'s peak whose plan, with idle
-  /// regions dropped, costs no more than the allowance (at most kTries
-  /// tried, least peak first); kept in `refined`.
+  /// regions dropped, costs no more than the allowance (levels bisected);
+  /// kept in `refined`.
   const Candidate *refineOverAllowance(const Candidate *best);
 
   static constexpr unsigned kTries = 3;
@@ -340,35 +340,41 @@ const Candidate *PlanSearch::refineOverAllowance(const Candidate *best) {
     return a->peak < b->peak ||
            (a->peak == b->peak && a->plan.cost < b->plan.cost);
   });
-  // One try per peak level, its cheapest plan first: several candidates
-  // often share the least peak, and tries spent on one level would leave
-  // the next lower-than-best level (within the allowance once refined)
-  // untried.
-  std::vector<const Candidate *> tries;
-  for (const Candidate *c : lower) {
-    if (tries.size() == kTries)
-      break;
-    if (tries.empty() || tries.back()->peak != c->peak)
-      tries.push_back(c);
-  }
-  // Each try refines on its own copies of the function: in parallel, the
-  // first in order that fits wins.
-  std::vector<ChainPlan> plans(tries.size());
-  std::optional<size_t> fits =
-      firstAcceptedInOrder(func.getContext(), tries.size(), [&](size_t t) {
-        const Candidate &c = *tries[t];
-        plans[t] = dropIdleRegions(
-            c.plan, chains[c.chain]->segments, plannerOptions, c.peak,
-            [&](const ChainPlan &p) {
-              return predictQuietly(*appliers[c.chain], p);
-            },
-            func.getContext());
-        return plans[t].cost <= allowed;
-      });
-  if (!fits)
+  // One try per peak level, its cheapest plan: several candidates often
+  // share a peak.
+  std::vector<const Candidate *> levels;
+  for (const Candidate *c : lower)
+    if (levels.empty() || levels.back()->peak != c->peak)
+      levels.push_back(c);
+  // Less peak takes more recompute, so a level's refined cost falls as its
+  // peak rises: the least level that fits is found by bisection, from the
+  // highest (the likeliest to fit; when it does not, no lower one is
+  // tried). Trying levels from the least up stopped short on a U-Net whose
+  // lowest three did not fit and its fourth did.
+  std::vector<std::optional<ChainPlan>> refinedPlans(levels.size());
+  auto fits = [&](size_t level) {
+    const Candidate &c = *levels[level];
+    refinedPlans[level] = dropIdleRegions(
+        c.plan, chains[c.chain]->segments, plannerOptions, c.peak,
+        [&](const ChainPlan &p) {
+          return predictQuietly(*appliers[c.chain], p);
+        },
+        func.getContext());
+    return refinedPlans[level]->cost <= allowed;
+  };
+  if (levels.empty() || !fits(levels.size() - 1))
     return nullptr;
-  const Candidate &c = *tries[*fits];
-  refined = Candidate{c.chain, plans[*fits], c.peak, c.outsideRegionsPeak};
+  size_t least = 0, fitting = levels.size() - 1;
+  while (least < fitting) {
+    size_t middle = least + (fitting - least) / 2;
+    if (fits(middle))
+      fitting = middle;
+    else
+      least = middle + 1;
+  }
+  const Candidate &c = *levels[fitting];
+  refined = Candidate{c.chain, std::move(*refinedPlans[fitting]), c.peak,
+                      c.outsideRegionsPeak};
   return &*refined;
 }
 
