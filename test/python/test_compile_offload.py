@@ -15,10 +15,6 @@ every tensor at a static offset of one host block, the trigger as planned.
 Trained with them, every region's inputs go out in one launcher call and
 come back in one, with the same gradients as the generic copies.
 
-The link is set at 1 GB/s each way: at the default 55 GB/s every region's
-own backward hides its copy at this size, so no prefetch would be early
-and the schedule's early triggers would go untested.
-
 The plan is made and trained with `.grad` zeroed in place (`--grad-buffers
 resident`) on every PyTorch: at this size, with gradients allocated in the
 step, ResNet-18's peak is its parameter gradients, which no offload lowers.
@@ -55,7 +51,6 @@ def compiled(tmp_path_factory):
     report = measure.compile_model(
         source, out, specs, ["--prefer", "memory", "--device", "cuda",
                              "--grad-buffers", "resident",
-                             "--offload-bandwidth", "1",
                              "--emit-stubs", directory / "stubs"])
     return out, report["signatures"][0]
 
