@@ -11,6 +11,11 @@ of the fitted model over all measured ops.
     /usr/bin/python3 bench/cost_model_calibration.py --build build \
         --write lib/Analysis/CostCoefficients.def
 
+The file --write makes is also what `memopt-compile --cost-model FILE`
+(`memopt.wrap(..., cost_model=FILE)`, `memopt_add_model(... COST_MODEL
+FILE)`) reads: run this on the machine that will train and compile with
+its fit there (docs/analyses.md, "A machine's own fit").
+
 A shared machine's speed drifts between runs by more than the classes
 differ: `--runs N` measures every case N times, in turn, and fits the
 median. `--update CLASS:REFERENCE --write FILE` changes only CLASS's line

@@ -1,6 +1,7 @@
 # memopt_add_model(<target> MODEL <model.pt> INPUT_SHAPE <spec>...
 #                  [SPEC <signature>...] [BUDGET <b> | PREFER <p>]
 #                  [DEVICE cpu|cuda] [THREADS <n>|auto] [NO_STUBS]
+#                  [COST_MODEL <fit>]
 #                  [LIBRARIES <target or path.so>...]
 #                  [OPTIONS <memopt-compile arguments>...])
 #
@@ -27,14 +28,17 @@
 # targets defined before the call, or paths; memopt-compile
 # loads them (--load-library), and <target> links them so that a program
 # linking <target> has them registered before it loads the module.
-# The compile re-runs when the model, the options, a library or
+# COST_MODEL is a cost-model fit of the machine that will train
+# (bench/cost_model_calibration.py --write there; memopt-compile
+# --cost-model), which prices recompute instead of the built-in fit.
+# The compile re-runs when the model, the options, a library, the fit or
 # memopt-compile change, and not otherwise.
 include_guard(GLOBAL)
 
 set(_memopt_header_script "${CMAKE_CURRENT_LIST_DIR}/memoptModelHeader.cmake")
 
 function(memopt_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "NO_STUBS" "MODEL;BUDGET;PREFER;DEVICE;THREADS"
+  cmake_parse_arguments(PARSE_ARGV 1 arg "NO_STUBS" "MODEL;BUDGET;PREFER;DEVICE;THREADS;COST_MODEL"
                         "INPUT_SHAPE;SPEC;LIBRARIES;OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "memopt_add_model(${target}): unknown arguments "
@@ -73,6 +77,12 @@ function(memopt_add_model target)
   endif()
   if(arg_THREADS)
     list(APPEND args --intra-op-threads "${arg_THREADS}")
+  endif()
+  set(cost_model_depends "")
+  if(arg_COST_MODEL)
+    get_filename_component(cost_model "${arg_COST_MODEL}" ABSOLUTE)
+    list(APPEND args --cost-model "${cost_model}")
+    set(cost_model_depends "${cost_model}")
   endif()
   set(library_depends "")
   set(library_links "")
@@ -127,7 +137,7 @@ function(memopt_add_model target)
             -DCOMPILED=${compiled} -DNAME=${target}
             -P "${_memopt_header_script}"
     DEPENDS "${model}" "${stamp}" memopt::compile "${_memopt_header_script}"
-            ${library_depends}
+            ${library_depends} ${cost_model_depends}
     COMMENT "memopt: compiling ${arg_MODEL} for ${target}"
     VERBATIM)
   add_custom_target(${target}_memopt_compile DEPENDS "${compiled}" "${header}")

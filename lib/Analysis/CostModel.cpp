@@ -5,29 +5,72 @@
 #include "memopt/Analysis/OperatorCatalog.h"
 #include "memopt/Analysis/SavedTensorTable.h"
 #include "memopt/Analysis/TensorBytes.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
 
 using namespace mlir;
 using namespace mlir::memopt;
 
 StringRef mlir::memopt::stringifyCostClass(CostClass cls) {
   switch (cls) {
-#define MEMOPT_COST_CLASS(NAME, F, B, O)                                       \
+#define MEMOPT_COST_CLASS_NAME(NAME)                                           \
   case CostClass::NAME:                                                        \
     return #NAME;
-#include "CostCoefficients.def"
-#undef MEMOPT_COST_CLASS
+#include "memopt/Dialect/CostClasses.def"
+#undef MEMOPT_COST_CLASS_NAME
   }
   llvm_unreachable("unknown cost class");
 }
 
-const CostCoefficients &CostModel::getCoefficients(CostClass cls) {
-  static const CostCoefficients table[] = {
-#define MEMOPT_COST_CLASS(NAME, F, B, O) {F, B, O},
+std::optional<CostClass> mlir::memopt::symbolizeCostClass(StringRef name) {
+  for (unsigned i = 0; i < kNumCostClasses; ++i)
+    if (stringifyCostClass(static_cast<CostClass>(i)) == name)
+      return static_cast<CostClass>(i);
+  return std::nullopt;
+}
+
+namespace {
+/// The built-in fit, indexed by class; every class must have its line.
+struct BuiltinCoefficients {
+  std::array<CostCoefficients, kNumCostClasses> table;
+  BuiltinCoefficients() {
+    std::array<bool, kNumCostClasses> seen{};
+#define MEMOPT_COST_CLASS(NAME, F, B, O)                                       \
+  table[static_cast<unsigned>(CostClass::NAME)] = {F, B, O};                   \
+  seen[static_cast<unsigned>(CostClass::NAME)] = true;
 #include "CostCoefficients.def"
 #undef MEMOPT_COST_CLASS
-  };
-  return table[static_cast<unsigned>(cls)];
+    for (bool present : seen)
+      if (!present)
+        llvm::report_fatal_error("CostCoefficients.def lacks a cost class");
+  }
+};
+} // namespace
+
+const CostCoefficients &CostModel::getBuiltinCoefficients(CostClass cls) {
+  static const BuiltinCoefficients builtin;
+  return builtin.table[static_cast<unsigned>(cls)];
+}
+
+CostModel::CostModel(Operation *op) {
+  for (unsigned i = 0; i < kNumCostClasses; ++i)
+    coefficients[i] = getBuiltinCoefficients(static_cast<CostClass>(i));
+  DictionaryAttr fitted;
+  for (; op && !fitted; op = op->getParentOp())
+    fitted = op->getAttrOfType<DictionaryAttr>(kCostModelAttrName);
+  if (!fitted)
+    return;
+  // The dialect verified the names and values.
+  for (NamedAttribute entry : fitted) {
+    std::optional<CostClass> cls = symbolizeCostClass(entry.getName());
+    auto values = dyn_cast<DenseF64ArrayAttr>(entry.getValue());
+    if (!cls || !values || values.size() != 3)
+      continue;
+    coefficients[static_cast<unsigned>(*cls)] = {values[0], values[1],
+                                                 values[2]};
+  }
 }
 
 static ArrayRef<int64_t> shapeOf(Value v) {

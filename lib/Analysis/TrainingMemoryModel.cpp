@@ -114,6 +114,13 @@ void mlir::memopt::inheritModelStamps(Operation *original, Operation *copy) {
     copy->setAttr(
         kIntraOpThreadsAttrName,
         IntegerAttr::get(IntegerType::get(copy->getContext(), 64), threads));
+  // A copy planned apart is priced as the original is.
+  for (Operation *op = original; op; op = op->getParentOp())
+    if (auto fitted = op->getAttrOfType<DictionaryAttr>(kCostModelAttrName)) {
+      if (!copy->hasAttr(kCostModelAttrName))
+        copy->setAttr(kCostModelAttrName, fitted);
+      break;
+    }
 }
 
 bool TrainingMemoryOptions::defaultAccumulateInPlace() {

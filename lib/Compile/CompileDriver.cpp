@@ -1,6 +1,7 @@
 //===- CompileDriver.cpp - import -> plan -> export in one process --------===//
 #include "memopt/Compile/CompileDriver.h"
 
+#include "memopt/Analysis/CostModelFile.h"
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "memopt/Compile/CompileReport.h"
 #include "memopt/Config/TorchVersion.h"
@@ -10,6 +11,7 @@
 #include "memopt/Conversion/TorchScriptExport.h"
 #include "memopt/Conversion/TorchScriptImport.h"
 #include "memopt/Conversion/ZipArchive.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptDialect.h"
 #include "memopt/Planning/BaselineStamp.h"
 #include "memopt/Planning/Budget.h"
@@ -318,6 +320,19 @@ int mlir::memopt::runCompile(const CompileOptions &options,
     pipeline = std::move(*parsed);
   }
 
+  // A fit of the machine that will train, read before any model work.
+  DictionaryAttr fittedCosts;
+  if (!options.costModelPath.empty()) {
+    std::string error;
+    FailureOr<DictionaryAttr> fitted =
+        readCostModelFile(options.costModelPath, &context, error);
+    if (failed(fitted)) {
+      printer.error(error);
+      return 1;
+    }
+    fittedCosts = *fitted;
+  }
+
   // The model's own operators are registered before its code is compiled.
   for (const std::string &library : options.operatorLibraries)
     if (llvm::Error failure = loadOperatorLibrary(library)) {
@@ -349,6 +364,8 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   if (options.worldSize > 1)
     (*module)->setAttr(kWorldSizeAttrName,
                        Builder(&context).getI64IntegerAttr(options.worldSize));
+  if (fittedCosts)
+    (*module)->setAttr(kCostModelAttrName, fittedCosts);
   // CPU kernels follow the thread count (one-thread modules stay unstamped).
   int threads = resolveIntraOpThreads(options, getDefaultIntraOpThreads());
   if (options.planning.device == TrainingDevice::CPU && threads != 1)
@@ -425,6 +442,16 @@ int mlir::memopt::runCompile(const CompileOptions &options,
   report.planning = options.planning;
   report.gradBuffers = gradBuffers.str();
   report.worldSize = options.worldSize;
+  if (fittedCosts) {
+    CostModelReport fit{absolutePath(options.costModelPath), {}};
+    for (NamedAttribute entry : fittedCosts) {
+      ArrayRef<double> values =
+          cast<DenseF64ArrayAttr>(entry.getValue()).asArrayRef();
+      fit.classes.push_back(
+          {entry.getName().str(), {values[0], values[1], values[2]}});
+    }
+    report.costModel = std::move(fit);
+  }
   report.intraOpThreads =
       options.planning.device == TrainingDevice::CPU ? threads : 0;
   report.torchVersion = MEMOPT_TORCH_VERSION;

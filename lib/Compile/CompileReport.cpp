@@ -244,7 +244,7 @@ void mlir::memopt::collectPlan(func::FuncOp func, SignatureReport &report) {
         schedule.getHeldRegions()};
 
   // Estimates from the cost model when the plan does not carry them.
-  CostModel costs;
+  CostModel costs(func);
   double ownRecompute = 0, ownStep = 0;
   func.walk([&](Operation *op) {
     if (isa<CheckpointOp>(op)) {
@@ -473,6 +473,19 @@ public:
         });
       else
         json.attribute("device_kernel_marks", nullptr);
+      if (const std::optional<CostModelReport> &fit = report.costModel)
+        json.attributeObject("cost_model", [&] {
+          json.attribute("file", text(fit->file));
+          json.attributeObject("classes", [&] {
+            for (const auto &[name, values] : fit->classes)
+              json.attributeArray(name, [&] {
+                for (double value : values)
+                  json.value(value);
+              });
+          });
+        });
+      else
+        json.attribute("cost_model", nullptr);
       if (report.forwardCheck)
         json.attributeObject("forward_check", [&] {
           json.attribute("compared", int64_t(report.forwardCheck->compared));

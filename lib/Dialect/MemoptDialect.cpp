@@ -2,6 +2,11 @@
 #include "memopt/Dialect/MemoptDialect.h"
 #include "memopt/Dialect/MemoptOps.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::memopt;
 
@@ -35,6 +40,38 @@ bool findDeclared(NamedAttribute attribute, bool &valid,
                   StringRef &expectedType) {
   return (isManagedBy<Helpers>(attribute, valid, expectedType) || ...);
 }
+
+constexpr StringLiteral kCostClassNames[] = {
+#define MEMOPT_COST_CLASS_NAME(NAME) #NAME,
+#include "memopt/Dialect/CostClasses.def"
+#undef MEMOPT_COST_CLASS_NAME
+};
+
+/// `memopt.cost_model`: known classes, each three finite non-negative
+/// coefficients (a negative or NaN price would make recompute look free).
+LogicalResult verifyCostModel(Operation *op, DictionaryAttr classes) {
+  for (NamedAttribute entry : classes) {
+    StringRef name = entry.getName().getValue();
+    if (!llvm::is_contained(kCostClassNames, name))
+      return op->emitError("memopt.cost_model: unknown cost class '")
+             << name << "' (expected one of "
+             << llvm::join(ArrayRef<StringLiteral>(kCostClassNames), ", ")
+             << ")";
+    auto values = dyn_cast<DenseF64ArrayAttr>(entry.getValue());
+    if (!values || values.size() != 3)
+      return op->emitError("memopt.cost_model: class '")
+             << name
+             << "' must be array<f64: secondsPerFlop, secondsPerByte, "
+                "overheadSeconds>, got "
+             << entry.getValue();
+    for (double value : values.asArrayRef())
+      if (!std::isfinite(value) || value < 0)
+        return op->emitError("memopt.cost_model: class '")
+               << name << "' has a coefficient that is not a finite "
+               << "non-negative number: " << entry.getValue();
+  }
+  return success();
+}
 } // namespace
 
 LogicalResult MemoptDialect::verifyOperationAttribute(Operation *op,
@@ -45,10 +82,11 @@ LogicalResult MemoptDialect::verifyOperationAttribute(Operation *op,
       SourceAttrHelper, SignatureAttrHelper, BudgetAttrHelper,
       PassthroughAttrHelper, AssumesAttrHelper, ShapeAssumesAttrHelper,
       GradBuffersAttrHelper, WorldSizeAttrHelper, IntraOpThreadsAttrHelper,
-      DeviceAttrHelper, AssumeBinaryAttrHelper, UnplannedPeakBytesAttrHelper,
-      BudgetBytesAttrHelper, PlanAttrHelper, PrefetchScheduleAttrHelper,
-      ReasonAttrHelper, SavedBytesAvoidedAttrHelper, LowersPeakByAttrHelper,
-      OriginalMethodAttrHelper, GenericOfAttrHelper>(attr, valid, expectedType);
+      CostModelAttrHelper, DeviceAttrHelper, AssumeBinaryAttrHelper,
+      UnplannedPeakBytesAttrHelper, BudgetBytesAttrHelper, PlanAttrHelper,
+      PrefetchScheduleAttrHelper, ReasonAttrHelper, SavedBytesAvoidedAttrHelper,
+      LowersPeakByAttrHelper, OriginalMethodAttrHelper, GenericOfAttrHelper>(
+      attr, valid, expectedType);
   if (!declared)
     return op->emitError("unknown memopt attribute '")
            << attr.getName().getValue() << "'";
@@ -61,5 +99,7 @@ LogicalResult MemoptDialect::verifyOperationAttribute(Operation *op,
     return op->emitError("attribute '")
            << attr.getName().getValue() << "' must be at least 1, got "
            << attr.getValue();
+  if (attr.getName() == CostModelAttrHelper::getNameStr())
+    return verifyCostModel(op, cast<DictionaryAttr>(attr.getValue()));
   return success();
 }

@@ -171,7 +171,7 @@ mlir::memopt::dropRegionsBelowLimit(func::FuncOp func, int64_t limitBytes,
   RegionDropResult result;
   result.peakBytes = peak;
   result.dropped = dropped.size();
-  CostModel costs;
+  CostModel costs(func);
   for (unsigned index : dropped) {
     result.recomputeSeconds += costs.getCost(regions[index]).seconds;
     inlineCheckpointRegion(regions[index]);

@@ -247,6 +247,11 @@ def file_identity(path) -> str:
     return _identity(path)
 
 
+def content_identity(path) -> str:
+    """A small file in the key by its bytes (a cost-model fit)."""
+    return _sha256(pathlib.Path(path))
+
+
 def tool_identity(compiler, runtime) -> str:
     """What stands for memopt's version in the key."""
     from . import __version__

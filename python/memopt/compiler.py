@@ -133,6 +133,9 @@ class Compiler:
             "specs": self.signatures.specs,
             "signature_files": [t for _, t in self.signatures.files],
             "options": self.options.arguments(),
+            # The fit by what it holds: rewritten in place, it plans anew.
+            "cost_model": cache.content_identity(self.options.cost_model)
+            if self.options.cost_model else None,
             "torch": torch.__version__,
             "memopt": cache.tool_identity(self.compiler, self.runtime),
             # The model may call their operators (known once it is scripted).

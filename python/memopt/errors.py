@@ -151,7 +151,8 @@ def describe(value) -> str:
     import torch
     if isinstance(value, torch.Tensor):
         return f"a {value.dim()}-d tensor"
-    return f"a {type(value).__name__}"
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
 
 
 class MemoptWarning(UserWarning):

@@ -2,6 +2,8 @@
 memopt-compile's arguments. The values are checked here and passed on as
 they are; what they mean is memopt-compile's (docs/compile.md)."""
 import dataclasses
+import os
+import pathlib
 from typing import List, Optional
 
 import torch
@@ -23,6 +25,8 @@ class Options:
     no_checkpoint: Optional[str]
     assume_binary: Optional[str]
     world_size: int = 1
+    # A cost-model fit of the machine that trains (absolute path).
+    cost_model: Optional[str] = None
 
     def arguments(self) -> List[str]:
         args = ["--prefer", self.prefer, "--device", self.device]
@@ -32,6 +36,8 @@ class Options:
             args += ["--intra-op-threads", str(torch.get_num_threads())]
         if self.world_size > 1:
             args += ["--world-size", str(self.world_size)]
+        if self.cost_model is not None:
+            args += ["--cost-model", self.cost_model]
         if self.budget is not None:
             args += ["--budget", self.budget]
         for option, value in (("--checkpoint", self.checkpoint),
@@ -43,7 +49,8 @@ class Options:
 
 
 def make_options(model: nn.Module, *, budget, prefer, device, checkpoint,
-                 no_checkpoint, assume_binary, world_size=None) -> Options:
+                 no_checkpoint, assume_binary, world_size=None,
+                 cost_model=None) -> Options:
     """wrap's keyword arguments as Options; InputError for a value
     memopt-compile would not take."""
     if prefer not in PREFERENCES:
@@ -55,7 +62,23 @@ def make_options(model: nn.Module, *, budget, prefer, device, checkpoint,
         checkpoint=_paths_option(checkpoint, "checkpoint"),
         no_checkpoint=_paths_option(no_checkpoint, "no_checkpoint"),
         assume_binary=_paths_option(assume_binary, "assume_binary"),
-        world_size=_world_size(world_size))
+        world_size=_world_size(world_size),
+        cost_model=_cost_model(cost_model))
+
+
+def _cost_model(value) -> Optional[str]:
+    """`cost_model` as an absolute path to a file; what it holds is
+    memopt-compile's to check."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or not str(value):
+        raise InputError(f"cost_model is {describe(value)}: expected the path "
+                         f"of a fit bench/cost_model_calibration.py --write "
+                         f"wrote")
+    path = pathlib.Path(value).expanduser().resolve()
+    if not path.is_file():
+        raise InputError(f"cost_model '{value}' is not a file")
+    return str(path)
 
 
 def _world_size(value) -> int:

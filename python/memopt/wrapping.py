@@ -56,7 +56,7 @@ def wrap(model: nn.Module, sample_input=None, *, budget=None,
          prefer: str = "balanced", specs=None, checkpoint=None,
          no_checkpoint=None, assume_binary=None, device=None,
          cache_dir=None, verbose: bool = True,
-         world_size=None) -> MemoptModule:
+         world_size=None, cost_model=None) -> MemoptModule:
     """Compiles `model` for training with less memory; returns a module
     that shares its parameters, buffers and submodules.
 
@@ -79,6 +79,9 @@ def wrap(model: nn.Module, sample_input=None, *, budget=None,
       the batch sample_input gives; default: the initialized default
       process group's size, else 1. Plans are per process; above one the
       prediction counts DDP's gradient buckets (docs/distributed.md).
+    cost_model: a cost-model fit of the machine that trains (the file
+      `bench/cost_model_calibration.py --write FILE` writes there): plans
+      price recompute with it instead of the built-in fit.
 
     Raises MemoptError subclasses with one-line messages; on error the
     model is left as it was.
@@ -92,7 +95,7 @@ def wrap(model: nn.Module, sample_input=None, *, budget=None,
     options = make_options(model, budget=budget, prefer=prefer, device=device,
                            checkpoint=checkpoint, no_checkpoint=no_checkpoint,
                            assume_binary=assume_binary,
-                           world_size=world_size)
+                           world_size=world_size, cost_model=cost_model)
     signatures = collect_signatures(model, sample_input, specs)
     wrapped = MemoptModule(model, Compiler(model, signatures, options,
                                            cache_dir, verbose))

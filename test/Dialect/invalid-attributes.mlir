@@ -24,6 +24,34 @@ func.func @budget_as_text() attributes {memopt.budget_bytes = "1GiB"} {
 
 // -----
 
+// expected-error @+1 {{memopt.cost_model: unknown cost class 'Convolution' (expected one of Conv, Matmul, Elementwise, Reduction, Normalization, Pooling, Copy, View, Unknown, MaxPooling, Softmax, BatchNorm, BatchedMatmul, Gemm)}}
+func.func @unknown_cost_class() attributes {memopt.cost_model = {Convolution = array<f64: 1.0, 0.0, 0.0>}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{memopt.cost_model: class 'Conv' must be array<f64: secondsPerFlop, secondsPerByte, overheadSeconds>, got array<f64: 1.000000e+00, 0.000000e+00>}}
+func.func @two_coefficients() attributes {memopt.cost_model = {Conv = array<f64: 1.0, 0.0>}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{memopt.cost_model: class 'Gemm' has a coefficient that is not a finite non-negative number}}
+func.func @negative_price() attributes {memopt.cost_model = {Gemm = array<f64: -1.0e-12, 0.0, 0.0>}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'memopt.cost_model' must be of type DictionaryAttr}}
+func.func @not_a_dictionary() attributes {memopt.cost_model = [1.0, 0.0, 0.0]} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{attribute 'memopt.intra_op_threads' must be at least 1, got 0 : i64}}
 func.func @no_threads() attributes {memopt.intra_op_threads = 0 : i64} {
   return

@@ -52,6 +52,9 @@ def consumer(tmp_path_factory):
          "--component", "memopt"])
     model = tmp / "chain.pt"
     shutil.copy(CHAIN, model)
+    # The training machine's cost-model fit (here: the built-in one).
+    fit = tmp / "machine.def"
+    shutil.copy(REPO / "lib" / "Analysis" / "CostCoefficients.def", fit)
     project = tmp / "consumer"
     shutil.copytree(REPO / "test" / "cmake-consumer", project)
     # The project's own operator library (its source: the tests' one) and
@@ -67,13 +70,14 @@ def consumer(tmp_path_factory):
          f"-DMODEL={model}", "-DINPUT_SHAPE=x:2x3x8x8",
          # Two threads (train.cpp sets what the header says): oneDNN's
          # weight gradients then allocate more than on one.
-         "-DTHREADS=2", f"-DOPERATORS_SOURCE={operators}",
+         "-DTHREADS=2", f"-DCOST_MODEL={fit}",
+         f"-DOPERATORS_SOURCE={operators}",
          f"-DOPERATORS_MODEL={ops_model}",
          "-DOPERATORS_INPUT_SHAPE=x:4x3x32x32"])
     first = run(["cmake", "--build", out])
     return {"prefix": prefix, "out": out, "model": model, "first": first,
             "project": project, "operators": operators,
-            "ops_model": ops_model}
+            "ops_model": ops_model, "fit": fit}
 
 
 class OperatorNet(torch.nn.Module):
@@ -166,6 +170,20 @@ def test_rebuilt_library_recompiles_its_model(consumer):
     rebuilt = run(["cmake", "--build", out]).stdout
     assert "memopt: compiling" in rebuilt and "for ops_net" in rebuilt, rebuilt
     assert "for net" not in rebuilt, rebuilt  # its model calls no library
+    assert "no work to do" in run(["cmake", "--build", out]).stdout
+
+
+def test_changed_cost_model_recompiles(consumer):
+    # memopt_add_model(... COST_MODEL fit): priced with it, and compiled
+    # again when the fit changes (the machine was calibrated anew).
+    out = consumer["out"]
+    report = json.loads((out / "net.report.json").read_text())
+    assert report["cost_model"]["file"] == str(consumer["fit"])
+    assert "no work to do" in run(["cmake", "--build", out]).stdout
+    os.utime(consumer["fit"])
+    rebuilt = run(["cmake", "--build", out]).stdout
+    assert "memopt: compiling" in rebuilt and "for net" in rebuilt, rebuilt
+    assert "for ops_net" not in rebuilt, rebuilt
     assert "no work to do" in run(["cmake", "--build", out]).stdout
 
 

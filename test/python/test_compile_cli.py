@@ -147,6 +147,7 @@ SIGNATURE_KEYS = {
     "recompute_seconds", "step_seconds", "recompute_overhead", "unknown_ops",
     "recommendation"}
 TOP_KEYS = {"version", "pytorch_version", "kernel_probe", "device_kernel_marks",
+            "cost_model",
             "model", "output",
             "command", "mode", "options", "fallback", "signatures",
             "forward_check", "timings"} | SIGNATURE_KEYS
@@ -466,7 +467,7 @@ def test_help_lists_the_options():
                    "--report", "--emit-mlir", "--allow-over-budget",
                    "--timeline", "--spec", "--signatures",
                    "--strict-signatures", "--fallback", "--passthrough-spec",
-                   "--input-shape", "--no-check-forward"):
+                   "--input-shape", "--no-check-forward", "--cost-model"):
         assert option in result.stdout, option
 
 

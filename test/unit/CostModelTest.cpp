@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "memopt/Analysis/CostModel.h"
+#include "memopt/Analysis/CostModelFile.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptDialect.h"
 #include "memopt/Dialect/MemoptOps.h"
 
@@ -60,9 +62,8 @@ TEST_F(CostModelTest, LinearAndProductCostTheSameForward) {
 
 TEST_F(CostModelTest, LinearBackwardIsTwoGemms) {
   OpCost l = cost.getCost(linear);
-  const CostCoefficients &matmul =
-      CostModel::getCoefficients(CostClass::Matmul);
-  const CostCoefficients &gemm = CostModel::getCoefficients(CostClass::Gemm);
+  const CostCoefficients &matmul = cost.getCoefficients(CostClass::Matmul);
+  const CostCoefficients &gemm = cost.getCoefficients(CostClass::Gemm);
   EXPECT_DOUBLE_EQ(
       cost.getBackwardSeconds(linear),
       matmul.overheadSeconds +
@@ -72,8 +73,7 @@ TEST_F(CostModelTest, LinearBackwardIsTwoGemms) {
 
 TEST_F(CostModelTest, ProductBackwardIsTwiceItsForward) {
   OpCost p = cost.getCost(product);
-  const CostCoefficients &matmul =
-      CostModel::getCoefficients(CostClass::Matmul);
+  const CostCoefficients &matmul = cost.getCoefficients(CostClass::Matmul);
   EXPECT_DOUBLE_EQ(cost.getBackwardSeconds(product),
                    matmul.overheadSeconds +
                        2 * (p.seconds - matmul.overheadSeconds));
@@ -81,7 +81,35 @@ TEST_F(CostModelTest, ProductBackwardIsTwiceItsForward) {
 
 TEST_F(CostModelTest, GemmIsAClassOfItsOwn) {
   EXPECT_EQ(stringifyCostClass(CostClass::Gemm), "Gemm");
-  EXPECT_GT(CostModel::getCoefficients(CostClass::Gemm).secondsPerFlop, 0.0);
+  EXPECT_GT(cost.getCoefficients(CostClass::Gemm).secondsPerFlop, 0.0);
+}
+
+// A module's memopt.cost_model (memopt-compile --cost-model) prices its ops:
+// the classes it names take its coefficients, the rest keep the built-in fit.
+TEST_F(CostModelTest, ModuleFitOverridesTheBuiltinClassesItNames) {
+  std::string error;
+  FailureOr<DictionaryAttr> fitted = parseCostModelText(
+      "// fitted elsewhere\nMEMOPT_COST_CLASS(Matmul, 1.0e-9, 0, 2.5e-6)\n",
+      "fit.def", &context, error);
+  ASSERT_TRUE(succeeded(fitted)) << error;
+  (*module)->setAttr(kCostModelAttrName, *fitted);
+  auto func = *module->getOps<func::FuncOp>().begin();
+  const CostModel priced(func);
+  const CostCoefficients &matmul = priced.getCoefficients(CostClass::Matmul);
+  EXPECT_DOUBLE_EQ(matmul.secondsPerFlop, 1.0e-9);
+  EXPECT_DOUBLE_EQ(matmul.secondsPerByte, 0.0);
+  EXPECT_DOUBLE_EQ(matmul.overheadSeconds, 2.5e-6);
+  EXPECT_DOUBLE_EQ(priced.getCost(product).seconds,
+                   2.5e-6 + 1.0e-9 * 2.0 * 128 * 256 * 64);
+  const CostCoefficients &gemm = priced.getCoefficients(CostClass::Gemm);
+  const CostCoefficients &builtin =
+      CostModel::getBuiltinCoefficients(CostClass::Gemm);
+  EXPECT_EQ(gemm.secondsPerFlop, builtin.secondsPerFlop);
+  EXPECT_EQ(gemm.overheadSeconds, builtin.overheadSeconds);
+  // Without the stamp: the built-in fit.
+  EXPECT_EQ(
+      cost.getCoefficients(CostClass::Matmul).secondsPerFlop,
+      CostModel::getBuiltinCoefficients(CostClass::Matmul).secondsPerFlop);
 }
 
 } // namespace

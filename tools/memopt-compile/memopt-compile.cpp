@@ -110,6 +110,12 @@ static cl::opt<std::string> kernelMarks(
              "train (bench/cuda_kernel_probe.py there), which price its "
              "convolutions' workspaces"),
     cl::value_desc("file"), cl::init(""), cl::cat(category));
+static cl::opt<std::string> costModel(
+    "cost-model",
+    cl::desc("Price recompute with a cost-model fit of the machine that "
+             "will train (bench/cost_model_calibration.py --write FILE run "
+             "there) instead of the built-in fit"),
+    cl::value_desc("file"), cl::init(""), cl::cat(category));
 static cl::opt<std::string> kernelRequests(
     "kernel-requests",
     cl::desc("With --device cuda: append the convolution calls the marks "
@@ -236,6 +242,7 @@ int main(int argc, char **argv) {
   options.gradBuffers = gradBuffers;
   options.kernelWorkspaces = kernelWorkspaces;
   options.kernelMarksPath = kernelMarks;
+  options.costModelPath = costModel;
   options.kernelRequestsPath = kernelRequests;
   options.threads = threads;
   options.worldSize = worldSize;

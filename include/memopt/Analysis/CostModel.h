@@ -3,8 +3,10 @@
 // Per operator: floating-point operations, bytes read and written, and a
 // predicted time `overhead + flops * secondsPerFlop + bytes * secondsPerByte`
 // whose coefficients (one set per operator class) are fitted on this
-// machine by bench/cost_model_calibration.py
-// (lib/Analysis/CostCoefficients.def). Backward is costed as twice the forward
+// machine by bench/cost_model_calibration.py: built in from
+// lib/Analysis/CostCoefficients.def, or per module from `memopt.cost_model`
+// (memopt-compile --cost-model, a file that script writes on the machine
+// that will train). Backward is costed as twice the forward
 // FLOPs (input and weight gradients).
 //
 //===----------------------------------------------------------------------===//
@@ -14,26 +16,20 @@
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Operation.h"
 
+#include <array>
+#include <optional>
+
 namespace mlir::memopt {
 
 enum class CostClass {
-  Conv,
-  Matmul,
-  Elementwise,
-  Reduction,
-  Normalization,
-  Pooling,
-  Copy,    // contiguous, cat, stack, casts: bytes only
-  View,    // views and metadata: free
-  Unknown, // modelled as a copy of its operands
-  // Ops whose CPU kernels are far off their class (PyTorch 1.13):
-  MaxPooling,    // max_pool2d with int64 indices
-  Softmax,       // softmax, log_softmax
-  BatchNorm,     // batch_norm in training (statistics, then normalization)
-  BatchedMatmul, // bmm, baddbmm, batched matmul (a different GEMM loop)
-  Gemm           // a linear layer's backward products (operands as stored)
+#define MEMOPT_COST_CLASS_NAME(NAME) NAME,
+#include "memopt/Dialect/CostClasses.def"
+#undef MEMOPT_COST_CLASS_NAME
 };
+inline constexpr unsigned kNumCostClasses =
+    static_cast<unsigned>(CostClass::Gemm) + 1;
 StringRef stringifyCostClass(CostClass cls);
+std::optional<CostClass> symbolizeCostClass(StringRef name);
 
 struct CostCoefficients {
   double secondsPerFlop = 0, secondsPerByte = 0, overheadSeconds = 0;
@@ -46,8 +42,9 @@ struct OpCost {
 
 class CostModel {
 public:
-  /// For getAnalysis<>; the costs depend only on each op.
-  explicit CostModel(Operation *op = nullptr) {}
+  /// The coefficients are the built-in fit, overridden by the
+  /// `memopt.cost_model` of `op` or its nearest ancestor that has one.
+  explicit CostModel(Operation *op = nullptr);
 
   /// Forward cost of one op (a checkpoint region: its body).
   OpCost getCost(Operation *op) const;
@@ -58,7 +55,14 @@ public:
   /// Time to move `bytes` one way over a link of `bandwidth` bytes/s.
   static double getTransferSeconds(int64_t bytes, double bandwidth,
                                    double latencySeconds = 10e-6);
-  static const CostCoefficients &getCoefficients(CostClass cls);
+  const CostCoefficients &getCoefficients(CostClass cls) const {
+    return coefficients[static_cast<unsigned>(cls)];
+  }
+  /// lib/Analysis/CostCoefficients.def's line for `cls`.
+  static const CostCoefficients &getBuiltinCoefficients(CostClass cls);
+
+private:
+  std::array<CostCoefficients, kNumCostClasses> coefficients;
 };
 
 } // namespace mlir::memopt

@@ -68,6 +68,10 @@ struct CompileOptions {
   /// --kernel-marks: marks measured on the GPU that will train
   /// (bench/cuda_kernel_probe.py), for --device cuda.
   std::string kernelMarksPath;
+  /// --cost-model: the cost model's coefficients fitted on the machine that
+  /// will train (bench/cost_model_calibration.py --write); empty: the
+  /// built-in fit.
+  std::string costModelPath;
   /// --kernel-requests: where to append the convolution calls the marks
   /// lack, for that probe to measure (--device cuda).
   std::string kernelRequestsPath;

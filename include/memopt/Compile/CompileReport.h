@@ -17,6 +17,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -158,6 +159,13 @@ struct DeviceMarksReport {
   unsigned applied = 0, requested = 0, skipped = 0;
 };
 
+/// A fit of the machine that will train (--cost-model): the classes the
+/// file gave, each (secondsPerFlop, secondsPerByte, overheadSeconds).
+struct CostModelReport {
+  std::string file;
+  std::vector<std::pair<std::string, std::array<double, 3>>> classes;
+};
+
 struct CompileReport {
   std::string model, output, command;
   bool analyzeOnly = false;
@@ -172,6 +180,7 @@ struct CompileReport {
   int intraOpThreads = 1;
   KernelWorkspaceReport kernelWorkspaces;
   std::optional<DeviceMarksReport> deviceMarks;
+  std::optional<CostModelReport> costModel;
   /// The exporter's forward check (its seconds are not in `timings`'
   /// export); std::nullopt when not asked for.
   std::optional<ForwardCheckResult> forwardCheck;

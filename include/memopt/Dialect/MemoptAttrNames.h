@@ -60,6 +60,12 @@ inline constexpr llvm::StringLiteral kWorldSizeAttrName =
 /// per-thread buffers those allocate.
 inline constexpr llvm::StringLiteral kIntraOpThreadsAttrName =
     MemoptDialect::IntraOpThreadsAttrHelper::getNameStr();
+/// Module or function: the cost model's coefficients fitted on the machine
+/// that will train (`--cost-model`): a dictionary from cost class
+/// (CostClasses.def) to `array<f64: secondsPerFlop, secondsPerByte,
+/// overheadSeconds>`; classes it leaves out keep the built-in fit.
+inline constexpr llvm::StringLiteral kCostModelAttrName =
+    MemoptDialect::CostModelAttrHelper::getNameStr();
 /// Module or function: "cpu" or "cuda", where training runs.
 inline constexpr llvm::StringLiteral kTrainingDeviceAttrName =
     MemoptDialect::DeviceAttrHelper::getNameStr();

@@ -39,6 +39,7 @@ def Memopt_Dialect : Dialect {
     "::mlir::StringAttr":$grad_buffers,
     "::mlir::IntegerAttr":$world_size,
     "::mlir::IntegerAttr":$intra_op_threads,
+    "::mlir::DictionaryAttr":$cost_model,
     "::mlir::StringAttr":$device,
     "::mlir::ArrayAttr":$assume_binary,
     "::mlir::IntegerAttr":$unplanned_peak_bytes,

@@ -25,10 +25,12 @@ struct TestCostModelPass
   using TestCostModelBase::TestCostModelBase;
   void runOnOperation() override {
     llvm::raw_ostream &os = llvm::outs();
-    CostModel model;
     getOperation().walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
+      // Priced as the planner prices it: by the function's own fit, else
+      // its module's.
+      CostModel model(func);
       os << "cost-model @" << func.getSymName() << "\n";
       Block &body = func.getBody().front();
       for (Operation &op : body.without_terminator()) {
