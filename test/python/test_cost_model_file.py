@@ -204,3 +204,14 @@ def test_wrap_reports_a_bad_fit_in_one_line(tmp_path, value, error,
                         cost_model=value)
     text = str(excinfo.value)
     assert "\n" not in text and expected in text, text
+
+
+@pytest.mark.parametrize("fit", sorted((REPO / "bench" / "fits").glob(
+    "*.def")), ids=lambda p: p.stem)
+def test_the_recorded_fits_are_readable_and_whole(tmp_path, fit):
+    """Earlier machines' fits, kept to compare plans with (docs/analyses.md):
+    each names all the classes and plans chain_cnn."""
+    report = planned(tmp_path, fit.stem, "--cost-model", fit)
+    assert len(report["cost_model"]["classes"]) == CLASSES
+    assert report["planned"]["predicted_peak_bytes"] < \
+        report["baseline"]["predicted_peak_bytes"]

@@ -30,7 +30,11 @@ torch._C._set_graph_executor_optimize(False)
 
 
 def test_segmenter_plans_the_backbone_predicts_and_trains_bitwise(tmp_path):
-    out, sig = compile_case("dict_segmenter", tmp_path, "--prefer", "memory")
+    # The stage whose output is a tap (an entry of the backbone's dict) in
+    # a region: forced, since whether the planner picks it itself depends
+    # on the cost model's fit (docs/analyses.md), not on the dict.
+    out, sig = compile_case("dict_segmenter", tmp_path, "--prefer", "memory",
+                            "--checkpoint", "backbone.stages.s2")
     paths = [p for r in sig["regions"] for p in r["module_paths"]]
     assert any(p.startswith("backbone.stages.s0") for p in paths), paths
     assert any(p.startswith("backbone.stages.s2") for p in paths), paths

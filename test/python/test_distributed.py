@@ -111,7 +111,10 @@ def test_per_rank_peak_ratio_matches_one_process(zoo_results):
             ddp = p["ddp_eager"] / p["ddp_compiled"]
             single = p["single_eager"] / p["single_compiled"]
             lines.append(f"{entry['case']['model']} rank {r['rank']}: "
-                         f"DDP {ddp:.2f}x, one process {single:.2f}x")
+                         f"DDP {ddp:.2f}x, one process {single:.2f}x "
+                         f"(DDP {p['ddp_eager']} -> {p['ddp_compiled']}, one "
+                         f"{p['single_eager']} -> {p['single_compiled']}, "
+                         f"buckets {r['ddp_bucket_bytes']})")
             if p["ddp_compiled"] >= p["ddp_eager"]:
                 problems.append(lines[-1] + ": no saving under DDP")
             if abs(ddp / single - 1) > 0.10:
