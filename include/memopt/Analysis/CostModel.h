@@ -26,8 +26,12 @@ enum class CostClass {
 #include "memopt/Dialect/CostClasses.def"
 #undef MEMOPT_COST_CLASS_NAME
 };
-inline constexpr unsigned kNumCostClasses =
-    static_cast<unsigned>(CostClass::Gemm) + 1;
+/// One per line of CostClasses.def, whatever its last class.
+inline constexpr unsigned kNumCostClasses = 0
+#define MEMOPT_COST_CLASS_NAME(NAME) +1
+#include "memopt/Dialect/CostClasses.def"
+#undef MEMOPT_COST_CLASS_NAME
+    ;
 StringRef stringifyCostClass(CostClass cls);
 std::optional<CostClass> symbolizeCostClass(StringRef name);
 
