@@ -14,21 +14,22 @@ using namespace mlir;
 using namespace mlir::memopt;
 
 StringRef mlir::memopt::stringifyCostClass(CostClass cls) {
-  switch (cls) {
-#define MEMOPT_COST_CLASS_NAME(NAME)                                           \
-  case CostClass::NAME:                                                        \
-    return #NAME;
-#include "memopt/Dialect/CostClasses.def"
-#undef MEMOPT_COST_CLASS_NAME
-  }
-  llvm_unreachable("unknown cost class");
+  return getCostClassNames()[static_cast<unsigned>(cls)];
 }
 
 std::optional<CostClass> mlir::memopt::symbolizeCostClass(StringRef name) {
-  for (unsigned i = 0; i < kNumCostClasses; ++i)
-    if (stringifyCostClass(static_cast<CostClass>(i)) == name)
-      return static_cast<CostClass>(i);
-  return std::nullopt;
+  ArrayRef<StringLiteral> names = getCostClassNames();
+  const StringLiteral *found = llvm::find(names, name);
+  if (found == names.end())
+    return std::nullopt;
+  return static_cast<CostClass>(found - names.begin());
+}
+
+DictionaryAttr mlir::memopt::getFittedCostModel(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto fitted = op->getAttrOfType<DictionaryAttr>(kCostModelAttrName))
+      return fitted;
+  return nullptr;
 }
 
 namespace {
@@ -57,9 +58,7 @@ const CostCoefficients &CostModel::getBuiltinCoefficients(CostClass cls) {
 CostModel::CostModel(Operation *op) {
   for (unsigned i = 0; i < kNumCostClasses; ++i)
     coefficients[i] = getBuiltinCoefficients(static_cast<CostClass>(i));
-  DictionaryAttr fitted;
-  for (; op && !fitted; op = op->getParentOp())
-    fitted = op->getAttrOfType<DictionaryAttr>(kCostModelAttrName);
+  DictionaryAttr fitted = getFittedCostModel(op);
   if (!fitted)
     return;
   // The dialect verified the names and values.

@@ -1,6 +1,7 @@
 //===- CostModelFile.cpp - a machine's cost-model fit from a file ---------===//
 #include "memopt/Analysis/CostModelFile.h"
 #include "memopt/Analysis/CostModel.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallVector.h"
@@ -50,11 +51,9 @@ FailureOr<DictionaryAttr> mlir::memopt::parseCostModelText(StringRef text,
     StringRef className = fields[0].trim();
     std::optional<CostClass> cls = symbolizeCostClass(className);
     if (!cls) {
-      SmallVector<StringRef> known;
-      for (unsigned i = 0; i < kNumCostClasses; ++i)
-        known.push_back(stringifyCostClass(static_cast<CostClass>(i)));
       error = where + "unknown cost class '" + className.str() +
-              "' (expected one of " + llvm::join(known, ", ") + ")";
+              "' (expected one of " + llvm::join(getCostClassNames(), ", ") +
+              ")";
       return failure();
     }
     if (seen[static_cast<unsigned>(*cls)]) {

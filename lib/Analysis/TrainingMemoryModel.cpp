@@ -8,6 +8,7 @@
 #include "memopt/Analysis/TrainingMemoryModel.h"
 #include "MemorySimulator.h"
 #include "OpMemoryEffects.h"
+#include "memopt/Analysis/CostModel.h"
 #include "memopt/Analysis/SavedTensorTable.h"
 #include "memopt/Dialect/MemoptOps.h"
 
@@ -115,12 +116,9 @@ void mlir::memopt::inheritModelStamps(Operation *original, Operation *copy) {
         kIntraOpThreadsAttrName,
         IntegerAttr::get(IntegerType::get(copy->getContext(), 64), threads));
   // A copy planned apart is priced as the original is.
-  for (Operation *op = original; op; op = op->getParentOp())
-    if (auto fitted = op->getAttrOfType<DictionaryAttr>(kCostModelAttrName)) {
-      if (!copy->hasAttr(kCostModelAttrName))
-        copy->setAttr(kCostModelAttrName, fitted);
-      break;
-    }
+  if (DictionaryAttr fitted = getFittedCostModel(original);
+      fitted && !copy->hasAttr(kCostModelAttrName))
+    copy->setAttr(kCostModelAttrName, fitted);
 }
 
 bool TrainingMemoryOptions::defaultAccumulateInPlace() {

@@ -1,5 +1,6 @@
 //===- MemoptDialect.cpp - The memopt dialect -----------------------------===//
 #include "memopt/Dialect/MemoptDialect.h"
+#include "memopt/Dialect/MemoptAttrNames.h"
 #include "memopt/Dialect/MemoptOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -41,22 +42,15 @@ bool findDeclared(NamedAttribute attribute, bool &valid,
   return (isManagedBy<Helpers>(attribute, valid, expectedType) || ...);
 }
 
-constexpr StringLiteral kCostClassNames[] = {
-#define MEMOPT_COST_CLASS_NAME(NAME) #NAME,
-#include "memopt/Dialect/CostClasses.def"
-#undef MEMOPT_COST_CLASS_NAME
-};
-
 /// `memopt.cost_model`: known classes, each three finite non-negative
 /// coefficients (a negative or NaN price would make recompute look free).
 LogicalResult verifyCostModel(Operation *op, DictionaryAttr classes) {
   for (NamedAttribute entry : classes) {
     StringRef name = entry.getName().getValue();
-    if (!llvm::is_contained(kCostClassNames, name))
+    if (!llvm::is_contained(getCostClassNames(), name))
       return op->emitError("memopt.cost_model: unknown cost class '")
              << name << "' (expected one of "
-             << llvm::join(ArrayRef<StringLiteral>(kCostClassNames), ", ")
-             << ")";
+             << llvm::join(getCostClassNames(), ", ") << ")";
     auto values = dyn_cast<DenseF64ArrayAttr>(entry.getValue());
     if (!values || values.size() != 3)
       return op->emitError("memopt.cost_model: class '")
@@ -73,6 +67,15 @@ LogicalResult verifyCostModel(Operation *op, DictionaryAttr classes) {
   return success();
 }
 } // namespace
+
+ArrayRef<StringLiteral> mlir::memopt::getCostClassNames() {
+  static constexpr StringLiteral names[] = {
+#define MEMOPT_COST_CLASS_NAME(NAME) #NAME,
+#include "memopt/Dialect/CostClasses.def"
+#undef MEMOPT_COST_CLASS_NAME
+  };
+  return names;
+}
 
 LogicalResult MemoptDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {

@@ -14,6 +14,7 @@
 #define MEMOPT_ANALYSIS_COSTMODEL_H
 
 #include "mlir/IR/Block.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 
 #include <array>
@@ -34,6 +35,9 @@ inline constexpr unsigned kNumCostClasses = 0
     ;
 StringRef stringifyCostClass(CostClass cls);
 std::optional<CostClass> symbolizeCostClass(StringRef name);
+/// The `memopt.cost_model` of `op` or its nearest ancestor that has one
+/// (null: the built-in fit prices it).
+DictionaryAttr getFittedCostModel(Operation *op);
 
 struct CostCoefficients {
   double secondsPerFlop = 0, secondsPerByte = 0, overheadSeconds = 0;

@@ -11,6 +11,7 @@
 #define MEMOPT_DIALECT_MEMOPTATTRNAMES_H
 
 #include "memopt/Dialect/MemoptDialect.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir::memopt {
@@ -66,6 +67,8 @@ inline constexpr llvm::StringLiteral kIntraOpThreadsAttrName =
 /// overheadSeconds>`; classes it leaves out keep the built-in fit.
 inline constexpr llvm::StringLiteral kCostModelAttrName =
     MemoptDialect::CostModelAttrHelper::getNameStr();
+/// The keys `memopt.cost_model` may hold, in CostClasses.def's order.
+llvm::ArrayRef<llvm::StringLiteral> getCostClassNames();
 /// Module or function: "cpu" or "cuda", where training runs.
 inline constexpr llvm::StringLiteral kTrainingDeviceAttrName =
     MemoptDialect::DeviceAttrHelper::getNameStr();
