@@ -121,10 +121,14 @@ void MemorySimulator::forwardBlock(Block &block, MemoryPhase phase,
     if (op.hasTrait<OpTrait::IsTerminator>())
       break; // its operands stay held for the caller
     forwardOp(&op, phase, nodes);
-    DenseSet<Value> done;
+    // An operand passed twice is dropped once (a few operands: no set).
+    SmallVector<Value, 4> done;
     for (Value operand : op.getOperands())
-      if (lastUse.lookup(operand) == &op && done.insert(operand).second)
+      if (lastUse.lookup(operand) == &op &&
+          !llvm::is_contained(done, operand)) {
+        done.push_back(operand);
         storage.drop(operand);
+      }
     for (Value result : op.getResults())
       if (!lastUse.count(result))
         storage.drop(result);

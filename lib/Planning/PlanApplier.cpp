@@ -37,7 +37,9 @@ FailureOr<PlanApplier::Peaks>
 PlanApplier::predictPeaks(func::FuncOp func, const ChainPlan &plan) const {
   OwningOpRef<func::FuncOp> copy(func.clone());
   inheritModelStamps(func, *copy);
-  if (failed(apply(*copy, plan)))
+  // Offload plans name their prefetch triggers by region label.
+  Labels labels = options.allowsOffload() ? Labels::Final : Labels::Scratch;
+  if (failed(apply(*copy, plan, labels)))
     return failure();
   TrainingMemoryModel memory(*copy);
   Peaks peaks{memory.predictPeak(), 0};
@@ -107,8 +109,8 @@ const PlanApplier::BlockFacts &PlanApplier::getFacts(func::FuncOp func,
   return facts;
 }
 
-LogicalResult PlanApplier::apply(func::FuncOp func,
-                                 const ChainPlan &plan) const {
+LogicalResult PlanApplier::apply(func::FuncOp func, const ChainPlan &plan,
+                                 Labels labels) const {
   Block &target = locate(func);
   std::vector<Operation *> ops;
   for (Operation &op : target.without_terminator())
@@ -181,8 +183,11 @@ LogicalResult PlanApplier::apply(func::FuncOp func,
         return OffloadPolicyAttr::get(context, options.offloadKind);
       return KeepPolicyAttr::get(context);
     };
-    FailureOr<CheckpointOp> region = outlineCheckpointRegion(
-        members, labelFor(members, target, definesOnlyFree), policyFor, isFree);
+    std::string label = labels == Labels::Final
+                            ? labelFor(members, target, definesOnlyFree)
+                            : getRegionLabel(members, definesOnlyFree);
+    FailureOr<CheckpointOp> region =
+        outlineCheckpointRegion(members, label, policyFor, isFree);
     if (failed(region))
       return failure();
     annotate(*region, group);

@@ -48,8 +48,15 @@ public:
   };
   FailureOr<Peaks> predictPeaks(func::FuncOp func, const ChainPlan &plan) const;
 
+  /// How regions are named: as reports show them (the whole module a
+  /// region covers, or the range of its submodules), or, for a scratch
+  /// copy only modelled, by what its own ops share (no scan of the block
+  /// per region).
+  enum class Labels { Final, Scratch };
+
   /// Outlines the plan's checkpointed groups in `func`'s target block.
-  LogicalResult apply(func::FuncOp func, const ChainPlan &plan) const;
+  LogicalResult apply(func::FuncOp func, const ChainPlan &plan,
+                      Labels labels = Labels::Final) const;
 
   /// The top-level block of a function.
   static Block &functionBody(func::FuncOp func) {
