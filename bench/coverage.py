@@ -30,7 +30,11 @@ over the bytes of the trainable parameters).
         [--batch 2] [--image 64] [--json rows.json]
     /usr/bin/python3 bench/coverage.py --families [--models "lstm lm"]
     /usr/bin/python3 bench/coverage.py --dense [--models fcn_resnet50]
+    /usr/bin/python3 bench/coverage.py --compile-only [--json co.json]
     /usr/bin/python3 bench/coverage.py --from-json rows.json
+
+With --compile-only, each row stops after the two compiles and the table
+is where the memory compile's seconds go (the report's phases).
 
 MEMOPT_BUILD_DIR selects the build (default build/).
 """
@@ -166,10 +170,12 @@ def trainable_bytes(pt: pathlib.Path) -> int:
 
 
 def run_model(name: str, entry: str, kwargs: dict, workdir: pathlib.Path,
-              worker_timeout: float = 1800, grad_buffers: str = "auto"):
+              worker_timeout: float = 1800, grad_buffers: str = "auto",
+              compile_only: bool = False):
     """`grad_buffers`: "auto" (this PyTorch's zero_grad default), "resident"
     (.grad zeroed in place) or "allocated" (set to None), for the compile
-    (--grad-buffers) and the measured steps alike."""
+    (--grad-buffers) and the measured steps alike. `compile_only`: the row
+    ends after both compiles (no training)."""
     row = {"model": name}
     pt = workdir / (
         "".join(c if c.isalnum() else "_" for c in name) + ".pt")
@@ -204,6 +210,9 @@ def run_model(name: str, entry: str, kwargs: dict, workdir: pathlib.Path,
             "unknown_ops": sig["unknown_ops"],
         }
         compiled[prefer] = str(out)
+    if compile_only:
+        row["source_bytes"] = pt.stat().st_size
+        return row
     # Two warm-up steps: TorchScript's profiling executor optimizes a
     # graph (the module's and each region's) on its second run, so the
     # first two steps of a compiled module are not its steady state. Eager
@@ -295,6 +304,37 @@ def markdown(rows) -> str:
     return "\n".join(lines)
 
 
+def compile_markdown(rows) -> str:
+    """The compile-only table: where each `--prefer memory` compile's
+    seconds go (the report's phases; wall is from outside the process)."""
+    phases = ("import_s", "probe_s", "plan_s", "check_s", "export_s",
+              "total_s")
+    lines = ["| model | file (MB) | import (s) | probe (s) | plan (s) | "
+             "check (s) | export (s) | total (s) | wall (s) |",
+             "|---|" + "---:|" * 8]
+    for r in rows:
+        if "memory" not in r:
+            why = r.get("script_error") or r.get("compile_error") or "?"
+            lines.append(f"| {r['model']} | {why.replace('|', '/')} |" +
+                         " |" * 7)
+            continue
+        m = r["memory"]
+        cells = [r["model"], f"{r.get('source_bytes', 0) / 1e6:.0f}"]
+        cells += [f"{m['timings'].get(k, 0):.2f}" for k in phases]
+        cells.append(f"{m['compile_s']:.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    compiled = [r for r in rows if "memory" in r]
+    walls = sorted(r["memory"]["compile_s"] for r in compiled)
+    slow = [f"{r['model']} ({r['memory']['compile_s']:.2f} s)"
+            for r in compiled if r["memory"]["compile_s"] > 1.0]
+    lines += ["", f"- {len(rows)} models; {len(compiled)} compile"]
+    if walls:
+        lines.append(f"- `--prefer memory` wall: median "
+                     f"{statistics.median(walls):.2f} s, max {walls[-1]:.2f} s")
+    lines.append(f"- over 1 s (wall, from outside): {', '.join(slow) or 'none'}")
+    return "\n".join(lines)
+
+
 def summary(rows) -> str:
     total = len(rows)
     scripted = [r for r in rows if "script_error" not in r]
@@ -374,6 +414,9 @@ def main() -> int:
                         "each model, so an interrupted run keeps them)")
     parser.add_argument("--from-json", help="only print the table and "
                         "summary of rows an earlier run wrote")
+    parser.add_argument("--compile-only", action="store_true",
+                        help="compile both preferences and tabulate the "
+                        "memory compile's phases; no training")
     parser.add_argument("--grad-buffers", default="auto",
                         choices=("auto", "resident", "allocated"),
                         help="compile and measure with .grad zeroed in place "
@@ -387,6 +430,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.from_json:
         rows = json.loads(pathlib.Path(args.from_json).read_text())
+        if all("eager" not in r for r in rows):
+            print(compile_markdown(rows))
+            return 0
         print(markdown(rows))
         print()
         print(summary(rows))
@@ -417,7 +463,8 @@ def main() -> int:
         for name, entry, kwargs in runs:
             t0 = time.perf_counter()
             rows.append(run_model(name, entry, kwargs, pathlib.Path(tmp),
-                                  args.worker_timeout, args.grad_buffers))
+                                  args.worker_timeout, args.grad_buffers,
+                                  args.compile_only))
             print(f"{name}: {time.perf_counter() - t0:.0f} s",
                   file=sys.stderr, flush=True)
             if args.json:
@@ -431,6 +478,9 @@ def main() -> int:
     print(f"torchvision {torchvision.__version__}, PyTorch {torch.__version__}, "
           f"{shapes}, .grad {args.grad_buffers}, "
           f"{time.perf_counter() - started:.0f} s\n")
+    if args.compile_only:
+        print(compile_markdown(rows))
+        return 0
     print(markdown(rows))
     print()
     print(summary(rows))
