@@ -304,17 +304,27 @@ def markdown(rows) -> str:
     return "\n".join(lines)
 
 
+def slow_compiles(rows, digits: int):
+    """The rows whose `--prefer memory` compile took over 1 s from outside,
+    each with its wall time."""
+    return [f"{r['model']} ({r['memory']['compile_s']:.{digits}f} s)"
+            for r in rows if r["memory"]["compile_s"] > 1.0]
+
+
 def compile_markdown(rows) -> str:
     """The compile-only table: where each `--prefer memory` compile's
-    seconds go (the report's phases; wall is from outside the process)."""
+    seconds go (the report's phases; wall is from outside the process).
+    A row compiles when both preferences do."""
     phases = ("import_s", "probe_s", "plan_s", "check_s", "export_s",
               "total_s")
     lines = ["| model | file (MB) | import (s) | probe (s) | plan (s) | "
              "check (s) | export (s) | total (s) | wall (s) |",
              "|---|" + "---:|" * 8]
+    compiled = [r for r in rows
+                if "script_error" not in r and "compile_error" not in r]
     for r in rows:
-        if "memory" not in r:
-            why = r.get("script_error") or r.get("compile_error") or "?"
+        if r not in compiled:
+            why = r.get("script_error") or r["compile_error"]
             lines.append(f"| {r['model']} | {why.replace('|', '/')} |" +
                          " |" * 7)
             continue
@@ -323,15 +333,13 @@ def compile_markdown(rows) -> str:
         cells += [f"{m['timings'].get(k, 0):.2f}" for k in phases]
         cells.append(f"{m['compile_s']:.2f}")
         lines.append("| " + " | ".join(cells) + " |")
-    compiled = [r for r in rows if "memory" in r]
     walls = sorted(r["memory"]["compile_s"] for r in compiled)
-    slow = [f"{r['model']} ({r['memory']['compile_s']:.2f} s)"
-            for r in compiled if r["memory"]["compile_s"] > 1.0]
     lines += ["", f"- {len(rows)} models; {len(compiled)} compile"]
     if walls:
         lines.append(f"- `--prefer memory` wall: median "
                      f"{statistics.median(walls):.2f} s, max {walls[-1]:.2f} s")
-    lines.append(f"- over 1 s (wall, from outside): {', '.join(slow) or 'none'}")
+    lines.append("- over 1 s (wall, from outside): "
+                 f"{', '.join(slow_compiles(compiled, 2)) or 'none'}")
     return "\n".join(lines)
 
 
@@ -357,8 +365,7 @@ def summary(rows) -> str:
                > PREDICTION_TOLERANCE]
         bounded = [f"{r['model']} ({gradient_bound(r):.2f}x)" for r in ran
                    if gradient_bound(r) and gradient_bound(r) < 2.0]
-        slow = [f"{r['model']} ({r['memory']['compile_s']:.1f} s)"
-                for r in ran if r["memory"]["compile_s"] > 1.0]
+        slow = slow_compiles(ran, 1)
         # Rows of runs before the bound was recorded say nothing.
         if any(r.get("grads_in_step") for r in ran):
             # What a plan can act on: the peak above the gradients' bytes.

@@ -54,3 +54,30 @@ def test_compile_only_rows_and_table(tmp_path):
         capture_output=True, text=True, env=env, timeout=120)
     assert again.returncode == 0, again.stderr[-2000:]
     assert again.stdout.strip() in table
+
+
+def test_a_row_compiles_only_when_both_preferences_do(tmp_path):
+    """memory compiled, balanced refused: the row is its error, not a
+    compiled row, and the count says so."""
+    timings = {k: 0.1 for k in PHASES}
+    rows = [
+        {"model": "ok", "source_bytes": 2e6,
+         "memory": {"compile_s": 1.5, "timings": timings},
+         "balanced": {"compile_s": 1.4, "timings": timings}},
+        {"model": "half", "compile_error": "memopt: error: no plan",
+         "memory": {"compile_s": 0.5, "timings": timings}},
+        {"model": "unscriptable", "script_error": "cannot script"},
+    ]
+    rows_path = tmp_path / "rows.json"
+    rows_path.write_text(json.dumps(rows))
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "coverage.py"),
+         "--from-json", str(rows_path)],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = done.stdout
+    assert "| half | memopt: error: no plan |" in table
+    assert "| unscriptable | cannot script |" in table
+    assert "- 3 models; 1 compile" in table
+    assert "median 1.50 s, max 1.50 s" in table
+    assert "over 1 s (wall, from outside): ok (1.50 s)" in table
