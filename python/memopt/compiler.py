@@ -39,7 +39,7 @@ from .runtime import (load_runtime, operator_libraries,
                       python_only_libraries)
 from .signatures import Signatures
 from .torchscript import (BUILTIN_NAMESPACES, calls_library_operators,
-                          check_outputs, first_line, to_torchscript)
+                          first_line, to_torchscript)
 
 __all__ = ["Compiler"]
 
@@ -224,7 +224,6 @@ class Compiler:
                 warn_trace=not self.warned_trace)
             self.warned_trace |= self.how == "trace"
             self.scripted_flags = flags
-            check_outputs(self.model, self.scripted)
         return self.scripted
 
     def _work_directory(self, key: str) -> pathlib.Path:

@@ -7,8 +7,9 @@ tracing loses, and when neither works raises a one-line
 model is left as it was: its hooks are set aside while converting (the
 compiled forward does not run Python hooks), the attributes TorchScript adds
 to modules are removed again, and the buffers, training flags and RNG state
-a trace changes are restored. `check_outputs` refuses a forward that
-returns anything other than tensors.
+a trace changes are restored. What forward returns is memopt-compile's
+concern (tensors, scalars and strings, in tuples, lists and dicts, nested):
+nothing here restricts it.
 """
 import collections
 import inspect
@@ -23,7 +24,7 @@ import torch.nn as nn
 from .errors import UnsupportedModelError, warn
 from .signatures import Sample, forward_signature
 
-__all__ = ["to_torchscript", "check_outputs", "hooked_modules", "first_line",
+__all__ = ["to_torchscript", "hooked_modules", "first_line",
            "calls_library_operators", "BUILTIN_NAMESPACES"]
 
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
@@ -198,7 +199,10 @@ def _convert(model: nn.Module, example: Optional[Sample], warn_trace: bool):
         with _PreservedState(model), warnings.catch_warnings(), \
                 torch.enable_grad():
             warnings.simplefilter("ignore")
-            traced = torch.jit.trace(model, args, check_trace=False)
+            # strict=False: lists and dicts in the result (their
+            # structure is the sample's, as everything in a trace)
+            traced = torch.jit.trace(model, args, check_trace=False,
+                                     strict=False)
     except Exception as e:
         trace_error = first_line(e, 100) + _where(model, str(e))
         if path is None and source is None:
@@ -240,13 +244,24 @@ def _check_script_keeps_eager(model: nn.Module) -> None:
                 module_path=path or None)
 
 
+def _tensors_in(value):
+    """The tensors of a forward's result, in order: tuples, lists and dict
+    values (insertion order), nested."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _tensors_in(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors_in(item)
+
+
 def _gradients(module: nn.Module, args: tuple) -> Tuple[list, dict]:
     """Outputs of one forward on `args`, and each trainable parameter's
     gradient (None where it gets none) for fixed pseudo-random output
     gradients."""
-    outputs = module(*args)
-    outputs = [o for o in (outputs if isinstance(outputs, (tuple, list))
-                           else [outputs]) if isinstance(o, torch.Tensor)]
+    outputs = list(_tensors_in(module(*args)))
     params = {n: p for n, p in module.named_parameters() if p.requires_grad}
     roots = [o for o in outputs if o.requires_grad]
     grads = dict.fromkeys(params)
@@ -307,42 +322,6 @@ def _check_trace_gradients(model: nn.Module, traced, args: tuple, name: str,
             f"{first}): a trace records code under torch.no_grad() as "
             f"ordinary operations; make forward scriptable",
             module_path=path, source=source)
-
-
-# ---------------------------------------------------------------------------
-# What forward returns
-# ---------------------------------------------------------------------------
-
-def _return_types(scripted) -> List[str]:
-    """The TorchScript return type(s) of forward, as strings."""
-    try:
-        schema = scripted.forward.schema
-    except (AttributeError, RuntimeError):
-        return []
-    return [str(r.type) for r in schema.returns]
-
-
-_TENSOR_RESULT = re.compile(r"^(Tensor|Tuple\[(Tensor(, )?)+\]|\((Tensor(, )?)+\))$")
-
-
-def check_outputs(model: nn.Module, scripted) -> None:
-    """UnsupportedModelError unless forward returns a tensor or a tuple of
-    tensors."""
-    for text in _return_types(scripted):
-        if not _TENSOR_RESULT.match(text.replace(" ", "").replace(",", ", ")):
-            source = None
-            try:
-                forward = type(model).forward
-                _, line = inspect.getsourcelines(forward)
-                source = f"{os.path.basename(inspect.getsourcefile(forward))}:{line}"
-            except (TypeError, OSError):
-                pass
-            where = f", at <root> ({source})" if source else ""
-            raise UnsupportedModelError(
-                f"{type(model).__name__}.forward returns {text}: memopt "
-                f"compiles models whose forward returns a tensor or a tuple "
-                f"of tensors{where}", module_path="<root>",
-                source=source) from None
 
 
 #: Operator namespaces LibTorch registers itself (and memopt's runtime).

@@ -365,17 +365,6 @@ class NeitherScriptNorTrace(nn.Module):
         return numpy.asarray(self.bn(self.lin(x)).detach())
 
 
-class NonTensorOutput(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(4, 4)
-        self.bn = nn.BatchNorm1d(4)
-
-    def forward(self, x: torch.Tensor):
-        y = self.bn(self.lin(x))
-        return {"out": y, "mean": y.mean()}
-
-
 class SmallNet(nn.Module):
     def __init__(self):
         super().__init__()
@@ -438,9 +427,6 @@ CASES = {
     "sample_of_wrong_rank": (
         SmallNet, lambda: torch.randn(3, 8), {}, memopt.InputShapeError,
         "conv2d"),
-    "non_tensor_output": (
-        NonTensorOutput, lambda: torch.randn(2, 4), {},
-        memopt.UnsupportedModelError, "returns Dict"),
     "infeasible_budget": (
         SmallNet, lambda: torch.randn(2, 3, 8, 8), {"budget": 1},
         memopt.InfeasibleBudgetError, ""),
@@ -475,8 +461,7 @@ def test_bad_input_is_one_line_and_modifies_nothing(case, tmp_path):
         assert excinfo.value.diagnostic, text
         assert excinfo.value.module_path == "conv", text
         assert excinfo.value.source and ".py:" in excinfo.value.source
-    if case in ("neither_scriptable_nor_traceable", "non_tensor_output",
-                "trace_loses_no_grad"):
+    if case in ("neither_scriptable_nor_traceable", "trace_loses_no_grad"):
         assert excinfo.value.source and "test_wrap.py:" in excinfo.value.source
     if case == "infeasible_budget":
         assert "budget" in text.lower()
