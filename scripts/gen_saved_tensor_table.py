@@ -82,7 +82,9 @@ def materialize(spec_args, grad_positions, noncontig):
         grad = pos in grad_positions
         made = []
         for s in specs:
-            if s.dtype == torch.bool:
+            if s.values is not None:
+                t = s.values()
+            elif s.dtype == torch.bool:
                 t = torch.rand(*s.shape) > 0.5
             elif not (s.dtype.is_floating_point or s.dtype.is_complex):
                 # indices into >= 4 rows
@@ -244,8 +246,11 @@ def run_once(name, overload, spec_args, grad_positions, noncontig=False):
             high = ALLOCATOR.memory_stats()[1] - before
             fresh = {storage_key(g): g.storage().nbytes() for g in got
                      if g is not None and storage_key(g) not in go_keys}
+            single = [t for ts in flat for t in ts]
             backward = (high, sum(fresh.values()),
-                        torch.empty(0, dtype=first_dtype).element_size())
+                        torch.empty(0, dtype=first_dtype).element_size(),
+                        single[0].storage().nbytes() if len(outs) == 1 and
+                        len(single) == 1 else 0)
         per_arg, i = [], 0
         for k, a in enumerate(spec_args):
             if k in grad_positions:
@@ -320,7 +325,11 @@ def backward_rule(runs):
     """`<k>x<size rule>` when every config's backward allocates more at its
     highest than its new gradients, k times one size candidate (to within
     2 %: a reduced gradient of a few bytes may be live beside), the same k
-    for each; "" otherwise (the memory model's own count is right)."""
+    for each; "" otherwise (the memory model's own count is right). The
+    unit is what the memory model takes (OpMemoryEffects.cpp): the
+    candidate's elements at the first tensor argument's element size, or
+    the only result's bytes where those are more (where's boolean
+    condition against its float result)."""
     if any(r[6] is None or r[6][0] <= r[6][1] for r in runs):
         return ""
     # Temporaries the size of the largest argument or result: other
@@ -332,17 +341,41 @@ def backward_rule(runs):
             continue
         ks = set()
         for run in runs:
-            high, _, item = run[6]
+            high, _, item, result_bytes = run[6]
             value = dict(run[5]).get(name)
             if not value:
                 break
-            k = round(high / item / value)
-            if k < 1 or abs(high / item - k * value) > 0.02 * high / item:
+            unit = max(item * value, result_bytes)
+            k = round(high / unit)
+            if k < 1 or abs(high - k * unit) > 0.02 * high:
                 break
             ks.add(k)
         else:
             if len(ks) == 1:
                 return f"{ks.pop()}x{name}"
+    # Else temporaries beside the new gradients that scale with another
+    # argument (an embedding bag's backward sorts its indices: four int64
+    # buffers of the indices beside the table's gradient), as
+    # `+<k>x<size rule>`: k buffers of the candidate at the first tensor
+    # argument's element size, above the gradients, for the largest
+    # candidate that fits every config.
+    for name, _ in sorted((c for c in runs[0][5] if c[0].startswith("like.")),
+                          key=lambda c: -c[1]):
+        ks = set()
+        for run in runs:
+            high, fresh, item, _ = run[6]
+            value = dict(run[5]).get(name)
+            extra = high - fresh
+            # A few bytes (a scalar's buffers) are not worth a rule.
+            if not value or value < 2 or extra <= 0.02 * high:
+                break
+            k = round(extra / (item * value))
+            if k < 1 or abs(extra - k * item * value) > 0.02 * high:
+                break
+            ks.add(k)
+        else:
+            if len(ks) == 1:
+                return f"+{ks.pop()}x{name}"
     return ""
 
 
@@ -352,7 +385,7 @@ def merge_backward(a, b):
     if not a or not b:
         return a or b
     (ka, ca), (kb, cb) = a.split("x", 1), b.split("x", 1)
-    if ca != cb:
+    if ca != cb or ka.startswith("+") != kb.startswith("+"):
         return ""
     return a if int(ka) >= int(kb) else b
 

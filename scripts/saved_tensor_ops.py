@@ -11,14 +11,18 @@ import torch
 
 
 class T:
-    """A float tensor argument; `grad` says whether it may require grad."""
+    """A float tensor argument; `grad` says whether it may require grad.
+    `values`: the tensor itself, made by a function of nothing, where random
+    values would be invalid (an embedding bag's increasing offsets)."""
 
-    def __init__(self, *shape, grad=True, dtype=torch.float32, binary=False):
+    def __init__(self, *shape, grad=True, dtype=torch.float32, binary=False,
+                 values=None):
         self.shape, self.grad, self.dtype, self.binary = shape, grad, dtype, binary
+        self.values = values
 
 
-def C(*shape, dtype=torch.float32, binary=False):
-    return T(*shape, grad=False, dtype=dtype, binary=binary)
+def C(*shape, dtype=torch.float32, binary=False, values=None):
+    return T(*shape, grad=False, dtype=dtype, binary=binary, values=values)
 
 
 # Shape configs: images (n, c, h, w) and sequences (n, s, d).
@@ -308,6 +312,85 @@ SPECS = [
     ("aten::col2im", "default", IMG, lambda c: [
         T(c["n"], 4 * c["c"], (c["h"] // 2) * (c["w"] // 2)),
         [c["h"], c["w"]], [2, 2], [1, 1], [0, 0], [2, 2]]),
+    # Gathers and scatters along a dim by int64 indices (top-k routing,
+    # one-hot codes: F.gumbel_softmax(hard=True) scatters 1.0 into zeros),
+    # out of place and in place.
+    ("aten::gather", "default", SEQ, lambda c: [
+        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64), False]),
+    ("aten::scatter", "src", SEQ, lambda c: [
+        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64),
+        T(c["n"], 3, c["d"])]),
+    ("aten::scatter", "value", SEQ, lambda c: [
+        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64), 1.0]),
+    ("aten::scatter_", "src", SEQ, lambda c: [
+        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64),
+        T(c["n"], 3, c["d"])]),
+    ("aten::scatter_", "value", SEQ, lambda c: [
+        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64), 1.0]),
+    ("aten::scatter_add", "default", SEQ, lambda c: [
+        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64),
+        T(c["n"], 3, c["d"])]),
+    ("aten::scatter_add_", "default", SEQ, lambda c: [
+        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64),
+        T(c["n"], 3, c["d"])]),
+    # Losses computed in forward (a model that returns its loss): class
+    # indices below the 6 or 8 classes of the configs, mean reduction.
+    ("aten::cross_entropy_loss", "default", SEQ, lambda c: [
+        mat(c), C(c["n"] * c["s"], dtype=torch.int64), None, 1, -100, 0.0]),
+    ("aten::cross_entropy_loss", "default", SEQ, lambda c: [
+        mat(c), C(c["n"] * c["s"], dtype=torch.int64), None, 1, -100, 0.1]),
+    ("aten::nll_loss_nd", "default", SEQ, lambda c: [
+        mat(c), C(c["n"] * c["s"], dtype=torch.int64), None, 1, -100]),
+    ("aten::nll_loss", "default", SEQ, lambda c: [
+        mat(c), C(c["n"] * c["s"], dtype=torch.int64), None, 1, -100]),
+    # Regression and binary losses (mean reduction), the target with a
+    # gradient or without (a loss between two outputs, or one broadcast:
+    # broadcast_tensors' elements follow the list); binary_cross_entropy
+    # takes probabilities. Their forward temporaries the kernel probe
+    # measures (the catalog's `Measured`).
+    ("aten::mse_loss", "default", SEQ, lambda c: [seq(c), seq(c), 1]),
+    ("aten::l1_loss", "default", SEQ, lambda c: [seq(c), seq(c), 1]),
+    ("aten::smooth_l1_loss", "default", SEQ, lambda c: [
+        seq(c), seq(c), 1, 1.0]),
+    ("aten::huber_loss", "default", SEQ, lambda c: [seq(c), seq(c), 1, 1.0]),
+    ("aten::binary_cross_entropy_with_logits", "default", SEQ, lambda c: [
+        seq(c), seq(c), None, None, 1]),
+    ("aten::binary_cross_entropy", "default", SEQ, lambda c: [
+        T(c["n"], c["s"], c["d"], values=lambda: torch.rand(
+            c["n"], c["s"], c["d"]) * 0.9 + 0.05),
+        seq(c), None, 1]),
+    ("aten::kl_div", "default", SEQ, lambda c: [seq(c), seq(c), 1, False]),
+    # Bags of embeddings (nn.EmbeddingBag: 1-D indices, one offset per
+    # bag of `s`), summed and averaged.
+    ("aten::embedding_bag", "padding_idx", SEQ, lambda c: [
+        T(10, c["d"]), C(c["n"] * c["s"], dtype=torch.int64),
+        C(c["n"], dtype=torch.int64, values=lambda: torch.arange(
+            0, c["n"] * c["s"], c["s"])), False, 0, False, None, False,
+        None]),
+    ("aten::embedding_bag", "padding_idx", SEQ, lambda c: [
+        T(10, c["d"]), C(c["n"] * c["s"], dtype=torch.int64),
+        C(c["n"], dtype=torch.int64, values=lambda: torch.arange(
+            0, c["n"] * c["s"], c["s"])), False, 1, False, None, False,
+        None]),
+    # Space to depth (the inverse of pixel_shuffle), sliding windows as a
+    # view (Tensor.unfold), operands broadcast to one shape (elementwise
+    # losses on tensors of different shapes).
+    ("aten::pixel_unshuffle", "default", IMG, lambda c: [img(c), 2]),
+    ("aten::unfold", "default", SEQ, lambda c: [seq(c), 1, 2, 1]),
+    ("aten::broadcast_tensors", "default", SEQ, lambda c: [
+        [seq(c), T(1, c["s"], 1)]]),
+    # Integer arithmetic on indices (slots of a routing table: idx % n).
+    ("aten::remainder", "Scalar", SEQ, lambda c: [seq(c), 3.0]),
+    ("aten::remainder", "Tensor", SEQ, lambda c: [seq(c), seq(c)]),
+    ("aten::floor_divide", "default", SEQ, lambda c: [seq(c), seq(c)]),
+    # Random fills in place (Gumbel noise: exponential_; initializers run
+    # in forward): no autograd, like bernoulli_.
+    ("aten::exponential_", "default", SEQ, lambda c: [
+        C(c["n"], c["s"], c["d"]), 1.0, None]),
+    ("aten::uniform_", "default", SEQ, lambda c: [
+        C(c["n"], c["s"], c["d"]), 0.0, 1.0, None]),
+    ("aten::normal_", "default", SEQ, lambda c: [
+        C(c["n"], c["s"], c["d"]), 0.0, 1.0, None]),
     # Sampling (VAE reparameterization, noise injection): no autograd.
     ("aten::randn_like", "default", SEQ, lambda c: [
         seq(c), None, None, None, None, None]),

@@ -58,6 +58,8 @@ private:
     /// What the op's backward allocates at its highest, its new gradients
     /// included (OpMemoryEffects::backwardHighWater), or -1.
     int64_t backwardHighWater = -1;
+    /// What it allocates beside them (backwardAboveGradients), or -1.
+    int64_t backwardAboveGradients = -1;
   };
   using Storages = StorageTimeline::Storages;
 

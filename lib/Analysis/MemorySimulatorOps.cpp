@@ -370,6 +370,7 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
   SmallVector<unsigned> temps;
   Node node{op, {}, fx.grads, {}};
   node.backwardHighWater = fx.backwardHighWater;
+  node.backwardAboveGradients = fx.backwardAboveGradients;
   node.reducedGrads = fx.reducedPassThrough;
   node.viewGrads = fx.viewGrads;
   node.unreducedGrads = fx.unreducedGrads;
@@ -933,9 +934,14 @@ void MemorySimulator::backward(std::vector<Node> &nodes) {
         });
       };
       high = getBackwardHighWater(torchOp, gets(0), gets(1), gets(2), options);
-      // A backward formula's temporaries (a division's), from the table.
-      if (high < 0 && options.kernelWorkspaces)
+      // A backward formula's temporaries (a division's), from the table;
+      // those beside the gradients are above what is live now that the
+      // gradients are.
+      if (high < 0 && options.kernelWorkspaces) {
         high = node.backwardHighWater;
+        if (high < 0 && node.backwardAboveGradients > 0)
+          high = storage.getLiveBytes() - before + node.backwardAboveGradients;
+      }
       if (torchOp.getMeasuredSavesAttr()) {
         measuredWhole = high;
         KernelHighWaterAttr marks = torchOp.getHighWaterAttr();

@@ -459,10 +459,17 @@ OpMemoryEffects mlir::memopt::getOpMemoryEffects(
     // broadcast result that is the result's.
     int64_t one =
         getNewSavedBytes(row->backward.size, op, args, firstTensorType);
-    if (op->getNumResults() == 1)
-      one = std::max(one, getDeviceBytes(op->getResult(0).getType()));
-    if (one > 0)
-      fx.backwardHighWater = row->backward.factor * one;
+    // Beside the gradients the buffers are the candidate's own size (the
+    // generator measures them so).
+    if (row->backward.aboveGradients) {
+      if (one > 0)
+        fx.backwardAboveGradients = row->backward.factor * one;
+    } else {
+      if (op->getNumResults() == 1)
+        one = std::max(one, getDeviceBytes(op->getResult(0).getType()));
+      if (one > 0)
+        fx.backwardHighWater = row->backward.factor * one;
+    }
   }
 
   for (const SavedItem &item : row->saved) {

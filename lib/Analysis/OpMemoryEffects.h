@@ -42,6 +42,9 @@ struct OpMemoryEffects {
   /// What its backward allocates at its highest, counting the new
   /// gradients (the table's backward rule), or -1 where that is just them.
   int64_t backwardHighWater = -1;
+  /// What its backward allocates beside the new gradients (a `+` rule), or
+  /// -1.
+  int64_t backwardAboveGradients = -1;
 };
 
 /// Effects of `op`; `requiresGrad` answers for tensor values.

@@ -86,11 +86,13 @@ static SavedItem parseSaved(StringRef text) {
   return item;
 }
 
-/// `<k>x<size rule>` (`4xlike.a0`), or "" for none.
+/// `<k>x<size rule>` (`4xlike.a0`), `+<k>x<size rule>` (above the new
+/// gradients), or "" for none.
 static BackwardHighWater parseBackward(StringRef text) {
   BackwardHighWater rule;
   if (text.empty())
     return rule;
+  rule.aboveGradients = text.consume_front("+");
   auto [factor, size] = text.split('x');
   if (factor.getAsInteger(10, rule.factor) || size.empty())
     llvm::report_fatal_error(llvm::Twine("bad backward rule: ") + text);

@@ -63,6 +63,9 @@ enum class GradRule { New, View, Pass, None };
 struct BackwardHighWater {
   unsigned factor = 0;
   SavedItem size; // a New item: the size of one buffer
+  // `+<k>x<size>`: the buffers are beside the new gradients, not counting
+  // them (an embedding bag's sorted indices beside the table's gradient).
+  bool aboveGradients = false;
 };
 
 struct SavedTensorRow {
