@@ -346,8 +346,9 @@ SPECS = [
     # Regression and binary losses (mean reduction), the target with a
     # gradient or without (a loss between two outputs, or one broadcast:
     # broadcast_tensors' elements follow the list); binary_cross_entropy
-    # takes probabilities. Their forward temporaries the kernel probe
-    # measures (the catalog's `Measured`).
+    # takes probabilities, and 2.x checks that its target is one. Their
+    # forward temporaries the kernel probe measures (the catalog's
+    # `Measured`).
     ("aten::mse_loss", "default", SEQ, lambda c: [seq(c), seq(c), 1]),
     ("aten::l1_loss", "default", SEQ, lambda c: [seq(c), seq(c), 1]),
     ("aten::smooth_l1_loss", "default", SEQ, lambda c: [
@@ -358,7 +359,8 @@ SPECS = [
     ("aten::binary_cross_entropy", "default", SEQ, lambda c: [
         T(c["n"], c["s"], c["d"], values=lambda: torch.rand(
             c["n"], c["s"], c["d"]) * 0.9 + 0.05),
-        seq(c), None, 1]),
+        T(c["n"], c["s"], c["d"], values=lambda: torch.rand(
+            c["n"], c["s"], c["d"])), None, 1]),
     ("aten::kl_div", "default", SEQ, lambda c: [seq(c), seq(c), 1, False]),
     # Bags of embeddings (nn.EmbeddingBag: 1-D indices, one offset per
     # bag of `s`), summed and averaged.
