@@ -72,6 +72,18 @@ std::optional<OperandRange> TorchOp::getConstructedElements(Value list) {
   return construct->getOperands();
 }
 
+Value TorchOp::getElementwiseListSource(Value list, int64_t position) {
+  auto producer = list.getDefiningOp<TorchOp>();
+  if (!producer || producer.getName() != "aten::broadcast_tensors" ||
+      producer->getNumOperands() != 1 || position < 0)
+    return {};
+  std::optional<OperandRange> inputs =
+      getConstructedElements(producer->getOperand(0));
+  if (!inputs || position >= static_cast<int64_t>(inputs->size()))
+    return {};
+  return (*inputs)[position];
+}
+
 LogicalResult TorchOp::verify() {
   StringRef name = getName();
   size_t separator = name.find("::");

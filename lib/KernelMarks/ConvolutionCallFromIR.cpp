@@ -159,6 +159,19 @@ DenseSet<Value> mlir::memopt::getGradValues(ModuleOp module) {
       });
       if (!fromRegions && llvm::none_of(op->getOperands(), marked))
         return;
+      // The elements of a list mapped element by element (broadcast
+      // operands): each as its source.
+      if (auto unpack = dyn_cast<TorchOp>(op);
+          unpack && unpack.getName() == "prim::ListUnpack" &&
+          op->getNumOperands() == 1 &&
+          TorchOp::getElementwiseListSource(op->getOperand(0), 0)) {
+        for (auto [i, result] : llvm::enumerate(op->getResults()))
+          if (Value source =
+                  TorchOp::getElementwiseListSource(op->getOperand(0), i);
+              !source || marked(source))
+            mark(result);
+        return;
+      }
       for (Value result : op->getResults())
         mark(result);
       for (Value operand : op->getOperands())

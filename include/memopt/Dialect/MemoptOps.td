@@ -163,6 +163,11 @@ def Memopt_TorchOp : Memopt_Op<"op", [
     /// The elements of `list` when a `prim::ListConstruct` of SSA operands
     /// only (no constant entries) defines it.
     static std::optional<OperandRange> getConstructedElements(Value list);
+    /// The operand that element `position` of `list` stands for, where an
+    /// op maps a constructed list element by element (`aten::broadcast_tensors`:
+    /// element i is a view of input i, and needs a gradient only where
+    /// that input does); null otherwise.
+    static Value getElementwiseListSource(Value list, int64_t position);
     /// Whether no op writes `list` after it is built: a
     /// `prim::ListConstruct` whose users are all memopt.ops that do not
     /// mutate it (an `append` would hold more than the construction says).
