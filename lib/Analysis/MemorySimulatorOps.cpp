@@ -271,10 +271,10 @@ void MemorySimulator::forwardTorchOp(TorchOp op, MemoryPhase phase,
       }
       // An element of a list mapped element by element needs a gradient
       // where its source does (an MSE loss's broadcast target: none).
-      Value source = element ? Value()
-                             : TorchOp::getElementwiseListSource(
-                                   list, indexed ? getIntArg(op, 1, -1)
-                                                 : int64_t(i));
+      Value source =
+          element ? Value()
+                  : TorchOp::getElementwiseListSource(
+                        list, indexed ? getIntArg(op, 1, -1) : int64_t(i));
       if (source ? requiresGrad(source) : requiresGrad(from))
         gradValues.insert(result);
       if (nonContiguous.contains(from))
