@@ -321,6 +321,25 @@ def derive_spec(name, overload, configs, build):
             yield pattern, saved, results, grads, backward_rule(runs)
 
 
+def _fitted_factor(runs, name, amount, unit):
+    """k when, in every config, `amount(run)` is k times `unit(run, value)`
+    (value: candidate `name`'s elements) to within 2 % of the backward's
+    high, the same k for each (k >= 1); None otherwise, or where `amount`
+    returns None (a config the rule does not apply to)."""
+    ks = set()
+    for run in runs:
+        value = dict(run[5]).get(name)
+        measured = amount(run, value) if value else None
+        if measured is None:
+            return None
+        one = unit(run, value)
+        k = round(measured / one)
+        if k < 1 or abs(measured - k * one) > 0.02 * run[6][0]:
+            return None
+        ks.add(k)
+    return ks.pop() if len(ks) == 1 else None
+
+
 def backward_rule(runs):
     """`<k>x<size rule>` when every config's backward allocates more at its
     highest than its new gradients, k times one size candidate (to within
@@ -339,43 +358,31 @@ def backward_rule(runs):
     for name, value0 in runs[0][5]:
         if not name.startswith("like.") or value0 != largest:
             continue
-        ks = set()
-        for run in runs:
-            high, _, item, result_bytes = run[6]
-            value = dict(run[5]).get(name)
-            if not value:
-                break
-            unit = max(item * value, result_bytes)
-            k = round(high / unit)
-            if k < 1 or abs(high - k * unit) > 0.02 * high:
-                break
-            ks.add(k)
-        else:
-            if len(ks) == 1:
-                return f"{ks.pop()}x{name}"
+        k = _fitted_factor(runs, name, lambda run, value: run[6][0],
+                           lambda run, value: max(run[6][2] * value,
+                                                  run[6][3]))
+        if k is not None:
+            return f"{k}x{name}"
+
     # Else temporaries beside the new gradients that scale with another
     # argument (an embedding bag's backward sorts its indices: four int64
     # buffers of the indices beside the table's gradient), as
     # `+<k>x<size rule>`: k buffers of the candidate at the first tensor
     # argument's element size, above the gradients, for the largest
     # candidate that fits every config.
+    def extra(run, value):
+        high, fresh = run[6][0], run[6][1]
+        # A few bytes (a scalar's buffers) are not worth a rule.
+        if value < 2 or high - fresh <= 0.02 * high:
+            return None
+        return high - fresh
+
     for name, _ in sorted((c for c in runs[0][5] if c[0].startswith("like.")),
                           key=lambda c: -c[1]):
-        ks = set()
-        for run in runs:
-            high, fresh, item, _ = run[6]
-            value = dict(run[5]).get(name)
-            extra = high - fresh
-            # A few bytes (a scalar's buffers) are not worth a rule.
-            if not value or value < 2 or extra <= 0.02 * high:
-                break
-            k = round(extra / (item * value))
-            if k < 1 or abs(extra - k * item * value) > 0.02 * high:
-                break
-            ks.add(k)
-        else:
-            if len(ks) == 1:
-                return f"+{ks.pop()}x{name}"
+        k = _fitted_factor(runs, name, extra,
+                           lambda run, value: run[6][2] * value)
+        if k is not None:
+            return f"+{k}x{name}"
     return ""
 
 

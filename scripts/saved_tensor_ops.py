@@ -52,6 +52,16 @@ def mat(c):
     return T(c["n"] * c["s"], c["d"])
 
 
+def index3(c):
+    """int64 indices along dim 1 of seq(c): 3 per row (gathers, scatters)."""
+    return C(c["n"], 3, c["d"], dtype=torch.int64)
+
+
+def labels(c):
+    """One int64 index per row of mat(c): class labels, rows of a table."""
+    return C(c["n"] * c["s"], dtype=torch.int64)
+
+
 # (qualified name, overload, configs, builder). Overloads are those of
 # torch.ops.aten (the dispatcher TorchScript calls too).
 SPECS = [
@@ -296,7 +306,7 @@ SPECS = [
     # (flip, cumsum, flip of the gradient) holds two more gradient-sized
     # buffers that no row says; unknown, it is over-approximated instead.
     ("aten::index_select", "default", SEQ, lambda c: [
-        T(6, c["d"]), 0, C(c["n"] * c["s"], dtype=torch.int64)]),
+        T(6, c["d"]), 0, labels(c)]),
     ("aten::index_add", "default", SEQ, lambda c: [
         T(6, c["d"]), 0, C(c["n"], dtype=torch.int64), T(c["n"], c["d"]),
         1]),
@@ -316,33 +326,33 @@ SPECS = [
     # one-hot codes: F.gumbel_softmax(hard=True) scatters 1.0 into zeros),
     # out of place and in place.
     ("aten::gather", "default", SEQ, lambda c: [
-        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64), False]),
+        seq(c), 1, index3(c), False]),
     ("aten::scatter", "src", SEQ, lambda c: [
-        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64),
+        seq(c), 1, index3(c),
         T(c["n"], 3, c["d"])]),
     ("aten::scatter", "value", SEQ, lambda c: [
-        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64), 1.0]),
+        seq(c), 1, index3(c), 1.0]),
     ("aten::scatter_", "src", SEQ, lambda c: [
-        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64),
+        seq(c), 1, index3(c),
         T(c["n"], 3, c["d"])]),
     ("aten::scatter_", "value", SEQ, lambda c: [
-        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64), 1.0]),
+        seq(c), 1, index3(c), 1.0]),
     ("aten::scatter_add", "default", SEQ, lambda c: [
-        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64),
+        seq(c), 1, index3(c),
         T(c["n"], 3, c["d"])]),
     ("aten::scatter_add_", "default", SEQ, lambda c: [
-        seq(c), 1, C(c["n"], 3, c["d"], dtype=torch.int64),
+        seq(c), 1, index3(c),
         T(c["n"], 3, c["d"])]),
     # Losses computed in forward (a model that returns its loss): class
     # indices below the 6 or 8 classes of the configs, mean reduction.
     ("aten::cross_entropy_loss", "default", SEQ, lambda c: [
-        mat(c), C(c["n"] * c["s"], dtype=torch.int64), None, 1, -100, 0.0]),
+        mat(c), labels(c), None, 1, -100, 0.0]),
     ("aten::cross_entropy_loss", "default", SEQ, lambda c: [
-        mat(c), C(c["n"] * c["s"], dtype=torch.int64), None, 1, -100, 0.1]),
+        mat(c), labels(c), None, 1, -100, 0.1]),
     ("aten::nll_loss_nd", "default", SEQ, lambda c: [
-        mat(c), C(c["n"] * c["s"], dtype=torch.int64), None, 1, -100]),
+        mat(c), labels(c), None, 1, -100]),
     ("aten::nll_loss", "default", SEQ, lambda c: [
-        mat(c), C(c["n"] * c["s"], dtype=torch.int64), None, 1, -100]),
+        mat(c), labels(c), None, 1, -100]),
     # Regression and binary losses (mean reduction), the target with a
     # gradient or without (a loss between two outputs, or one broadcast:
     # broadcast_tensors' elements follow the list); binary_cross_entropy
@@ -362,18 +372,6 @@ SPECS = [
         T(c["n"], c["s"], c["d"], values=lambda: torch.rand(
             c["n"], c["s"], c["d"])), None, 1]),
     ("aten::kl_div", "default", SEQ, lambda c: [seq(c), seq(c), 1, False]),
-    # Bags of embeddings (nn.EmbeddingBag: 1-D indices, one offset per
-    # bag of `s`), summed and averaged.
-    ("aten::embedding_bag", "padding_idx", SEQ, lambda c: [
-        T(10, c["d"]), C(c["n"] * c["s"], dtype=torch.int64),
-        C(c["n"], dtype=torch.int64, values=lambda: torch.arange(
-            0, c["n"] * c["s"], c["s"])), False, 0, False, None, False,
-        None]),
-    ("aten::embedding_bag", "padding_idx", SEQ, lambda c: [
-        T(10, c["d"]), C(c["n"] * c["s"], dtype=torch.int64),
-        C(c["n"], dtype=torch.int64, values=lambda: torch.arange(
-            0, c["n"] * c["s"], c["s"])), False, 1, False, None, False,
-        None]),
     # Space to depth (the inverse of pixel_shuffle), sliding windows as a
     # view (Tensor.unfold), operands broadcast to one shape (elementwise
     # losses on tensors of different shapes).
@@ -413,6 +411,16 @@ SPECS = [
         T(10, c["d"]), C(c["n"], c["s"], dtype=torch.int64), -1, False,
         False]),
 ]
+
+# Bags of embeddings (nn.EmbeddingBag: 1-D indices, one offset per bag of
+# `s`), summed (mode 0) and averaged (mode 1).
+for mode in (0, 1):
+    SPECS.append(("aten::embedding_bag", "padding_idx", SEQ,
+                  lambda c, mode=mode: [
+                      T(10, c["d"]), labels(c),
+                      C(c["n"], dtype=torch.int64, values=lambda: torch.arange(
+                          0, c["n"] * c["s"], c["s"])),
+                      False, mode, False, None, False, None]))
 
 # Elementwise activations: (name, overload, extra constant args).
 for name, extra in [

@@ -30,6 +30,7 @@ os.environ.setdefault("MEMOPT_BUILD_DIR", str(REPO / "build"))
 
 import memopt  # noqa: E402
 from memopt import measure  # noqa: E402
+from memopt.torchscript import _tensors_in  # noqa: E402
 
 
 def _stage(cin: int, cout: int) -> nn.Sequential:
@@ -101,16 +102,6 @@ MODELS = {"pyramid": Pyramid, "heads": Heads, "nested": Nested,
           "traced_heads": TracedHeads}
 
 
-def _tensors(value) -> List[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [t for item in value for t in _tensors(item)]
-    if isinstance(value, dict):
-        return [t for item in value.values() for t in _tensors(item)]
-    return []
-
-
 def _structure(value):
     """The result with each tensor replaced by its shape."""
     if isinstance(value, torch.Tensor):
@@ -125,7 +116,7 @@ def _structure(value):
 def _loss(out) -> torch.Tensor:
     generator = torch.Generator().manual_seed(7)
     terms = [(t * torch.randn(t.shape, generator=generator)).sum()
-             for t in _tensors(out) if t.requires_grad]
+             for t in _tensors_in(out) if t.requires_grad]
     return torch.stack(terms).sum()
 
 
@@ -169,7 +160,7 @@ def test_wrapped_result_trains_like_eager(name, tmp_path):
                           for n, p in m.named_parameters()})
             opt.step()
         assert _structure(outs[1]) == _structure(outs[0]), step
-        for a, b in zip(_tensors(outs[0]), _tensors(outs[1])):
+        for a, b in zip(_tensors_in(outs[0]), _tensors_in(outs[1])):
             assert measure.same_bits(a.detach(), b.detach()), step
         assert list(grads[0]) == list(grads[1])
         differ = [n for n in grads[0]
